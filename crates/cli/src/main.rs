@@ -1,0 +1,219 @@
+//! `c11check`: the command line.
+
+use c11check_litmus::expect::{herd_expectation, own_expectation, Expectation};
+use c11check_litmus::{load, run_test, RunOptions};
+use c11check_model::Model;
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "c11check",
+    version,
+    about = "Finds concurrency bugs under the C/C++20 memory model"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run herd7-style C litmus tests (files, or directories searched for *.litmus).
+    Litmus(LitmusArgs),
+}
+
+#[derive(clap::Args)]
+struct LitmusArgs {
+    /// Litmus files or directories.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Memory model: cpp20 (default), rc11, sc.
+    #[arg(long, default_value = "cpp20")]
+    model: String,
+    /// Print one JSON object per test instead of herd-style text.
+    #[arg(long)]
+    json: bool,
+    /// Iterations a `while` loop may run before the thread is cut.
+    #[arg(long, default_value_t = 3)]
+    loop_bound: u32,
+    /// Stop each test after this many executions.
+    #[arg(long)]
+    max_executions: Option<u64>,
+    /// Stop each test after this many seconds.
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Directory of herd7 outputs to compare with (same relative paths, `.txt`);
+    /// without it, `@` expectation lines inside the tests are used.
+    #[arg(long)]
+    expected: Option<PathBuf>,
+    /// Print only the summary table.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            if e.is_dir() || e.extension().is_some_and(|x| x == "litmus") {
+                collect(&e, out)?;
+            }
+        }
+    } else {
+        out.push(path.to_path_buf());
+    }
+    Ok(())
+}
+
+struct Row {
+    name: String,
+    verdict: String,
+    states: usize,
+    executions: u64,
+    blocked: u64,
+    ms: f64,
+    check: String,
+}
+
+fn litmus(args: LitmusArgs) -> ExitCode {
+    let Some(model) = Model::from_name(&args.model) else {
+        eprintln!(
+            "error: unknown model '{}' (expected cpp20, rc11 or sc)",
+            args.model
+        );
+        return ExitCode::from(2);
+    };
+    let opts = RunOptions {
+        model,
+        loop_bound: args.loop_bound,
+        max_executions: args.max_executions,
+        time_budget: args.timeout.map(Duration::from_secs_f64),
+    };
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for p in &args.paths {
+        let mut v = Vec::new();
+        if let Err(e) = collect(p, &mut v) {
+            eprintln!("{}: cannot read: {e}", p.display());
+            return ExitCode::from(2);
+        }
+        let root = if p.is_dir() {
+            p.clone()
+        } else {
+            p.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
+        files.extend(v.into_iter().map(|f| (root.clone(), f)));
+    }
+    let mut rows = Vec::new();
+    let (mut errors, mut mismatches, mut checked) = (0, 0, 0);
+    let many = files.len() > 1;
+    for (root, f) in &files {
+        let test = match load(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{e}");
+                errors += 1;
+                rows.push(Row {
+                    name: f.display().to_string(),
+                    verdict: "error".into(),
+                    states: 0,
+                    executions: 0,
+                    blocked: 0,
+                    ms: 0.0,
+                    check: "parse error".into(),
+                });
+                continue;
+            }
+        };
+        let report = run_test(&test, &opts);
+        let expectation: Option<Result<Expectation, String>> = match &args.expected {
+            Some(dir) => herd_expectation(root, f, dir),
+            None => std::fs::read_to_string(f)
+                .ok()
+                .map(|src| own_expectation(&src, model))
+                .filter(|e| !e.is_empty())
+                .map(Ok),
+        };
+        let check = match &expectation {
+            None => "-".to_string(),
+            Some(Err(_)) => "no reference".to_string(),
+            Some(Ok(e)) => {
+                checked += 1;
+                let m = e.mismatches(&report);
+                if m.is_empty() {
+                    "match".to_string()
+                } else {
+                    mismatches += 1;
+                    eprintln!("MISMATCH {}: {}", f.display(), m.join("; "));
+                    format!("MISMATCH: {}", m.join("; "))
+                }
+            }
+        };
+        if args.json {
+            println!("{}", report.json());
+        } else if !args.quiet {
+            print!("{}", report.herd_text());
+            if many {
+                println!();
+            }
+        }
+        rows.push(Row {
+            name: report.name.clone(),
+            verdict: format!(
+                "{}{}",
+                if report.ok { "Ok" } else { "No" },
+                if report.race { " +race" } else { "" }
+            ),
+            states: report.states.len(),
+            executions: report.stats.executions,
+            blocked: report.stats.blocked,
+            ms: report.stats.elapsed.as_secs_f64() * 1e3,
+            check,
+        });
+    }
+    if many && !args.json {
+        let w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
+        println!(
+            "{:<w$}  {:<10} {:>6} {:>10} {:>7} {:>9}  check",
+            "test", "verdict", "states", "executions", "blocked", "ms"
+        );
+        for r in &rows {
+            println!(
+                "{:<w$}  {:<10} {:>6} {:>10} {:>7} {:>9.2}  {}",
+                r.name, r.verdict, r.states, r.executions, r.blocked, r.ms, r.check
+            );
+        }
+        let total_exec: u64 = rows.iter().map(|r| r.executions).sum();
+        let total_ms: f64 = rows.iter().map(|r| r.ms).sum();
+        println!(
+            "{} tests, {} checked against expectations, {} mismatches, {} errors; {} executions in {:.1} ms ({:.0} executions/s); model {}",
+            rows.len(),
+            checked,
+            mismatches,
+            errors,
+            total_exec,
+            total_ms,
+            total_exec as f64 / (total_ms / 1e3).max(1e-9),
+            model
+        );
+    }
+    if errors > 0 {
+        ExitCode::from(2)
+    } else if mismatches > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Litmus(a) => litmus(a),
+    }
+}

@@ -1,0 +1,98 @@
+//! Exploration of the executions of a program under a memory model.
+//!
+//! A front end implements [`Driver`]: given an execution graph, it says what a
+//! thread does next (replaying the thread against the values its earlier reads
+//! returned). An exploration strategy decides which thread runs and what each
+//! read reads from, and hands every complete execution to a [`Visitor`].
+//!
+//! [`exhaustive`] visits every consistent execution once (reads-from
+//! equivalence); see its module documentation for the algorithm.
+
+pub mod exhaustive;
+
+use c11check_model::{Action, Analysis, EventId, ExecutionGraph, Loc, Model};
+use std::time::Duration;
+
+/// A program under test, as seen by the explorers.
+pub trait Driver {
+    /// The graph before any thread has run: locations with initial values and the root threads.
+    fn initial_graph(&mut self) -> ExecutionGraph;
+    /// What thread `t` does next, given the events it has already performed in `g`
+    /// (in program order, with the values its reads returned).
+    fn next_action(&mut self, g: &ExecutionGraph, t: u32) -> Action;
+}
+
+/// Limits and choices for one exploration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub model: Model,
+    /// Locations whose final value is part of the outcome: executions that differ
+    /// only in which write is mo-last there are counted separately.
+    pub observed: Vec<Loc>,
+    /// Stop after this many executions (the report says the run was cut).
+    pub max_executions: Option<u64>,
+    /// Stop after this much time.
+    pub time_budget: Option<Duration>,
+}
+
+impl Config {
+    pub fn new(model: Model) -> Self {
+        Config {
+            model,
+            observed: Vec::new(),
+            max_executions: None,
+            time_budget: None,
+        }
+    }
+}
+
+/// What the explorer reports at the end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Complete, consistent executions visited.
+    pub executions: u64,
+    /// Executions where some thread could not go on (failed assume, exceeded
+    /// bound, deadlock); they are visited too, flagged as blocked.
+    pub blocked: u64,
+    /// Executions cut by a loop or step bound (a subset of `blocked`).
+    pub bound_hits: u64,
+    /// Graphs whose exploration stopped because no consistent choice remained
+    /// (zero on correct runs; kept as a diagnostic).
+    pub dead_ends: u64,
+    /// Backward revisits performed.
+    pub revisits: u64,
+    /// Exploration stopped early (execution or time budget).
+    pub cut: bool,
+    pub elapsed: Duration,
+}
+
+/// Why an execution is not a normal complete one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Every thread finished.
+    Complete,
+    /// Some thread stopped on a failed assume or an exceeded bound.
+    Blocked,
+    /// Every remaining thread waits for another (join cycle or lock).
+    Deadlock,
+}
+
+/// One execution handed to the visitor.
+pub struct Execution<'a> {
+    pub graph: &'a ExecutionGraph,
+    pub analysis: &'a Analysis<'a>,
+    /// For each observed location, the write that is last in modification order.
+    pub finals: &'a [(Loc, EventId)],
+    pub ending: Ending,
+}
+
+/// Receives executions; returning `false` stops the exploration.
+pub trait Visitor {
+    fn visit(&mut self, exec: &Execution<'_>) -> bool;
+}
+
+impl<F: FnMut(&Execution<'_>) -> bool> Visitor for F {
+    fn visit(&mut self, exec: &Execution<'_>) -> bool {
+        self(exec)
+    }
+}

@@ -1,0 +1,169 @@
+//! The parsed form of a C litmus test.
+
+use c11check_model::{MemOrder, RmwOp, Value};
+
+/// A whole litmus test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LitmusTest {
+    pub name: String,
+    /// Location names; a location's index is its `Loc` number.
+    pub locations: Vec<String>,
+    /// Initial value of each location.
+    pub init: Vec<Value>,
+    pub threads: Vec<Thread>,
+    pub condition: Condition,
+    /// Extra keys named by a `locations [...]` line.
+    pub extra_keys: Vec<Key>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Thread {
+    /// Local variable names; a local's index is its slot.
+    pub locals: Vec<String>,
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stmt {
+    /// `x = e;` or `int x = e;` (a declaration without value assigns 0).
+    Assign(usize, Expr),
+    /// `*p = e;`: a non-atomic store.
+    StoreNa(u32, Expr),
+    /// An expression evaluated for its effects (an atomic call).
+    Expr(Expr),
+    If(Expr, Vec<Stmt>, Vec<Stmt>),
+    While(Expr, Vec<Stmt>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    Int(Value),
+    Local(usize),
+    /// `*p`: a non-atomic load.
+    LoadNa(u32),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Load {
+        loc: u32,
+        ord: MemOrder,
+    },
+    Store {
+        loc: u32,
+        val: Box<Expr>,
+        ord: MemOrder,
+    },
+    Rmw {
+        loc: u32,
+        op: RmwOp,
+        val: Box<Expr>,
+        ord: MemOrder,
+    },
+    /// compare_exchange: `expected` names the location holding the expected value.
+    Cas {
+        loc: u32,
+        expected: u32,
+        desired: Box<Expr>,
+        success: MemOrder,
+        failure: MemOrder,
+        weak: bool,
+    },
+    Fence(MemOrder),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+    BitNot,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+/// What a final state mentions: a thread's register or a location.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    Reg(u32, String),
+    Loc(String),
+}
+
+impl Key {
+    /// The key as herd prints it in states: `0:r0` or `[x]`.
+    pub fn herd_name(&self) -> String {
+        match self {
+            Key::Reg(t, r) => format!("{t}:{r}"),
+            Key::Loc(l) => format!("[{l}]"),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Quantifier {
+    Exists,
+    NotExists,
+    Forall,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    pub quantifier: Quantifier,
+    pub prop: Prop,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prop {
+    True,
+    False,
+    Eq(Key, Value),
+    Not(Box<Prop>),
+    And(Box<Prop>, Box<Prop>),
+    Or(Box<Prop>, Box<Prop>),
+}
+
+impl Prop {
+    /// Every key the proposition mentions, in order of appearance.
+    pub fn keys(&self, out: &mut Vec<Key>) {
+        match self {
+            Prop::True | Prop::False => {}
+            Prop::Eq(k, _) => {
+                if !out.contains(k) {
+                    out.push(k.clone())
+                }
+            }
+            Prop::Not(p) => p.keys(out),
+            Prop::And(a, b) | Prop::Or(a, b) => {
+                a.keys(out);
+                b.keys(out);
+            }
+        }
+    }
+    pub fn eval(&self, get: &dyn Fn(&Key) -> Value) -> bool {
+        match self {
+            Prop::True => true,
+            Prop::False => false,
+            Prop::Eq(k, v) => get(k) == *v,
+            Prop::Not(p) => !p.eval(get),
+            Prop::And(a, b) => a.eval(get) && b.eval(get),
+            Prop::Or(a, b) => a.eval(get) || b.eval(get),
+        }
+    }
+}

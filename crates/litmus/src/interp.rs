@@ -1,0 +1,273 @@
+//! Runs one litmus thread against an oracle that answers its visible operations.
+//!
+//! The same interpreter serves the exhaustive explorer (the oracle replays the
+//! events the graph already holds) and the brute-force checker (the oracle
+//! guesses values).
+
+use crate::ast::*;
+use c11check_explore::Driver;
+use c11check_model::{Action, BlockReason, ExecutionGraph, Loc, MemOrder, Value};
+
+/// What the oracle answers for a visible operation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The value read (0 for operations that read nothing).
+    pub val: Value,
+    /// For a compare-exchange: whether it wrote (succeeded).
+    pub wrote: bool,
+}
+
+/// The oracle declined to answer: the operation is the thread's next step.
+#[derive(Debug)]
+pub struct Pending;
+
+/// How a thread run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadEnd {
+    pub locals: Vec<Value>,
+    /// The loop bound was reached (the thread emitted a `Block`).
+    pub blocked: bool,
+}
+
+struct Interp<'o> {
+    locals: Vec<Value>,
+    oracle: &'o mut dyn FnMut(Action) -> Option<Reply>,
+    loop_bound: u32,
+    blocked: bool,
+}
+
+/// Runs thread `t` of `test` from its start. Loops run at most `loop_bound` times
+/// before the thread blocks.
+pub fn run_thread(
+    test: &LitmusTest,
+    t: usize,
+    loop_bound: u32,
+    oracle: &mut dyn FnMut(Action) -> Option<Reply>,
+) -> Result<ThreadEnd, Pending> {
+    let th = &test.threads[t];
+    let mut it = Interp {
+        locals: vec![0; th.locals.len()],
+        oracle,
+        loop_bound,
+        blocked: false,
+    };
+    it.block(&th.body)?;
+    Ok(ThreadEnd {
+        locals: it.locals,
+        blocked: it.blocked,
+    })
+}
+
+impl Interp<'_> {
+    fn ask(&mut self, a: Action) -> Result<Reply, Pending> {
+        (self.oracle)(a).ok_or(Pending)
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) -> Result<(), Pending> {
+        for s in stmts {
+            if self.blocked {
+                return Ok(());
+            }
+            match s {
+                Stmt::Assign(slot, e) => {
+                    let v = self.eval(e)?;
+                    self.locals[*slot] = v;
+                }
+                Stmt::StoreNa(loc, e) => {
+                    let val = self.eval(e)?;
+                    self.ask(Action::Store {
+                        loc: Loc(*loc),
+                        ord: MemOrder::NonAtomic,
+                        val,
+                    })?;
+                }
+                Stmt::Expr(e) => {
+                    self.eval(e)?;
+                }
+                Stmt::If(c, a, b) => {
+                    if self.eval(c)? != 0 {
+                        self.block(a)?;
+                    } else {
+                        self.block(b)?;
+                    }
+                }
+                Stmt::While(c, body) => {
+                    let mut n = 0;
+                    while self.eval(c)? != 0 {
+                        if n == self.loop_bound {
+                            self.ask(Action::Block {
+                                reason: BlockReason::Bound,
+                            })?;
+                            self.blocked = true;
+                            return Ok(());
+                        }
+                        n += 1;
+                        self.block(body)?;
+                        if self.blocked {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn eval(&mut self, e: &Expr) -> Result<Value, Pending> {
+        Ok(match e {
+            Expr::Int(v) => *v,
+            Expr::Local(i) => self.locals[*i],
+            Expr::LoadNa(loc) => {
+                self.ask(Action::Load {
+                    loc: Loc(*loc),
+                    ord: MemOrder::NonAtomic,
+                })?
+                .val
+            }
+            Expr::Unary(op, a) => {
+                let a = self.eval(a)?;
+                match op {
+                    UnOp::Neg => a.wrapping_neg(),
+                    UnOp::Not => (a == 0) as Value,
+                    UnOp::BitNot => !a,
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let a = self.eval(a)?;
+                // Short-circuit like C.
+                match op {
+                    BinOp::And if a == 0 => return Ok(0),
+                    BinOp::Or if a != 0 => return Ok(1),
+                    _ => {}
+                }
+                let b = self.eval(b)?;
+                match op {
+                    BinOp::Add => a.wrapping_add(b),
+                    BinOp::Sub => a.wrapping_sub(b),
+                    BinOp::Mul => a.wrapping_mul(b),
+                    BinOp::Div => a.checked_div(b).unwrap_or(0),
+                    BinOp::Rem => a.checked_rem(b).unwrap_or(0),
+                    BinOp::Shl => a.wrapping_shl(b as u32),
+                    BinOp::Shr => a.wrapping_shr(b as u32),
+                    BinOp::BitAnd => a & b,
+                    BinOp::BitOr => a | b,
+                    BinOp::BitXor => a ^ b,
+                    BinOp::Eq => (a == b) as Value,
+                    BinOp::Ne => (a != b) as Value,
+                    BinOp::Lt => (a < b) as Value,
+                    BinOp::Le => (a <= b) as Value,
+                    BinOp::Gt => (a > b) as Value,
+                    BinOp::Ge => (a >= b) as Value,
+                    BinOp::And | BinOp::Or => (b != 0) as Value,
+                }
+            }
+            Expr::Load { loc, ord } => {
+                self.ask(Action::Load {
+                    loc: Loc(*loc),
+                    ord: *ord,
+                })?
+                .val
+            }
+            Expr::Store { loc, val, ord } => {
+                let val = self.eval(val)?;
+                self.ask(Action::Store {
+                    loc: Loc(*loc),
+                    ord: *ord,
+                    val,
+                })?;
+                0
+            }
+            Expr::Rmw { loc, op, val, ord } => {
+                let operand = self.eval(val)?;
+                self.ask(Action::Rmw {
+                    loc: Loc(*loc),
+                    ord: *ord,
+                    op: *op,
+                    operand,
+                })?
+                .val
+            }
+            Expr::Cas {
+                loc,
+                expected,
+                desired,
+                success,
+                failure,
+                weak,
+            } => {
+                let exp = self
+                    .ask(Action::Load {
+                        loc: Loc(*expected),
+                        ord: MemOrder::NonAtomic,
+                    })?
+                    .val;
+                let new = self.eval(desired)?;
+                let r = self.ask(Action::Cas {
+                    loc: Loc(*loc),
+                    expected: exp,
+                    new,
+                    success: *success,
+                    failure: *failure,
+                    weak: *weak,
+                })?;
+                if !r.wrote {
+                    self.ask(Action::Store {
+                        loc: Loc(*expected),
+                        ord: MemOrder::NonAtomic,
+                        val: r.val,
+                    })?;
+                }
+                r.wrote as Value
+            }
+            Expr::Fence(ord) => {
+                self.ask(Action::Fence { ord: *ord })?;
+                0
+            }
+        })
+    }
+}
+
+/// A litmus test as a program for the explorers.
+pub struct LitmusProgram<'a> {
+    pub test: &'a LitmusTest,
+    pub loop_bound: u32,
+}
+
+impl LitmusProgram<'_> {
+    /// Replays thread `t` against the events `g` holds for it; returns the
+    /// thread's end state when it has run to completion.
+    pub fn replay(&self, g: &ExecutionGraph, t: u32) -> Result<ThreadEnd, Action> {
+        let evs = g.thread_events(t);
+        let mut i = 0;
+        let mut pending = None;
+        let r = run_thread(self.test, t as usize, self.loop_bound, &mut |a| {
+            if let Some(e) = evs.get(i) {
+                debug_assert_eq!(e.action, a, "litmus thread replay diverged");
+                i += 1;
+                Some(Reply {
+                    val: e.read_val,
+                    wrote: e.is_write(),
+                })
+            } else {
+                pending = Some(a);
+                None
+            }
+        });
+        match r {
+            Ok(end) => Ok(end),
+            Err(Pending) => Err(pending.expect("pending action")),
+        }
+    }
+}
+
+impl Driver for LitmusProgram<'_> {
+    fn initial_graph(&mut self) -> ExecutionGraph {
+        ExecutionGraph::new(self.test.init.clone(), self.test.threads.len())
+    }
+    fn next_action(&mut self, g: &ExecutionGraph, t: u32) -> Action {
+        match self.replay(g, t) {
+            Err(a) => a,
+            Ok(_) => Action::Finish,
+        }
+    }
+}

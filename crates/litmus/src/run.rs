@@ -1,0 +1,322 @@
+//! Running a litmus test and reporting like herd7.
+
+use crate::ast::*;
+use crate::interp::LitmusProgram;
+use c11check_explore::{exhaustive, Config, Ending, Execution, Stats};
+use c11check_model::{Loc, Model, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// How to run a test.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub model: Model,
+    /// Iterations a `while` loop may run before the thread is cut (blocked).
+    pub loop_bound: u32,
+    pub max_executions: Option<u64>,
+    pub time_budget: Option<Duration>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            model: Model::Cpp20,
+            loop_bound: 3,
+            max_executions: None,
+            time_budget: None,
+        }
+    }
+}
+
+/// The outcome of running one test.
+#[derive(Clone, Debug)]
+pub struct TestReport {
+    pub name: String,
+    pub model: Model,
+    /// The keys of a state, sorted as herd prints them.
+    pub keys: Vec<Key>,
+    /// Each reachable final state (values in `keys` order) and how many executions reach it.
+    pub states: BTreeMap<Vec<Value>, u64>,
+    pub ok: bool,
+    pub positive: u64,
+    pub negative: u64,
+    /// Some execution has a data race.
+    pub race: bool,
+    pub stats: Stats,
+    pub condition: Condition,
+}
+
+impl TestReport {
+    pub fn observation(&self) -> &'static str {
+        if self.positive == 0 {
+            "Never"
+        } else if self.negative == 0 {
+            "Always"
+        } else {
+            "Sometimes"
+        }
+    }
+
+    /// herd's verdict line: `Undef` when some execution races, else `Ok` or `No`.
+    pub fn verdict(&self) -> &'static str {
+        if self.race {
+            "Undef"
+        } else if self.ok {
+            "Ok"
+        } else {
+            "No"
+        }
+    }
+
+    /// A state as herd prints it: `0:r0=1; [x]=2;`.
+    pub fn state_line(&self, vals: &[Value]) -> String {
+        let mut s = String::new();
+        for (k, v) in self.keys.iter().zip(vals) {
+            let _ = write!(s, "{}={}; ", k.herd_name(), v);
+        }
+        s.trim_end().to_string()
+    }
+
+    /// The report in herd7's layout, plus c11check's own counters.
+    pub fn herd_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "Test {} Allowed", self.name);
+        let _ = writeln!(s, "States {}", self.states.len());
+        for vals in self.states.keys() {
+            let _ = writeln!(s, "{}", self.state_line(vals));
+        }
+        let _ = writeln!(s, "{}", self.verdict());
+        let _ = writeln!(s, "Witnesses");
+        let _ = writeln!(s, "Positive: {} Negative: {}", self.positive, self.negative);
+        if self.race {
+            let _ = writeln!(s, "Flag *undef*");
+        }
+        let _ = writeln!(s, "Condition {}", condition_text(&self.condition));
+        let _ = writeln!(
+            s,
+            "Observation {} {} {} {}",
+            self.name,
+            self.observation(),
+            self.positive,
+            self.negative
+        );
+        let _ = writeln!(
+            s,
+            "Model {} Executions {} Blocked {}{} Time {:.2} ms",
+            self.model,
+            self.stats.executions,
+            self.stats.blocked,
+            if self.stats.bound_hits > 0 {
+                format!(" (loop bound reached in {})", self.stats.bound_hits)
+            } else {
+                String::new()
+            },
+            self.stats.elapsed.as_secs_f64() * 1e3
+        );
+        if self.stats.cut {
+            let _ = writeln!(s, "Warning: exploration stopped early (budget reached); the states above may be incomplete");
+        }
+        s
+    }
+
+    /// One JSON object with herd's key spellings.
+    pub fn json(&self) -> serde_json::Value {
+        let states: Vec<serde_json::Value> = self
+            .states
+            .keys()
+            .map(|vals| {
+                let mut m = serde_json::Map::new();
+                for (k, v) in self.keys.iter().zip(vals) {
+                    m.insert(k.herd_name(), serde_json::json!(v));
+                }
+                serde_json::Value::Object(m)
+            })
+            .collect();
+        serde_json::json!({
+            "name": self.name,
+            "model": self.model.name(),
+            "states": states,
+            "ok": self.ok,
+            "observation": self.observation(),
+            "positive": self.positive,
+            "negative": self.negative,
+            "race": self.race,
+            "executions": self.stats.executions,
+            "blocked": self.stats.blocked,
+            "bound_hits": self.stats.bound_hits,
+            "cut": self.stats.cut,
+            "time_ms": self.stats.elapsed.as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// The condition as herd prints it.
+pub fn condition_text(c: &Condition) -> String {
+    fn prop(p: &Prop, top: bool) -> String {
+        match p {
+            Prop::True => "true".into(),
+            Prop::False => "false".into(),
+            Prop::Eq(k, v) => format!("{}={}", k.herd_name(), v),
+            Prop::Not(a) => format!("~{}", prop(a, false)),
+            Prop::And(a, b) => {
+                let s = format!("{} /\\ {}", prop(a, false), prop(b, false));
+                if top {
+                    s
+                } else {
+                    format!("({s})")
+                }
+            }
+            Prop::Or(a, b) => {
+                let s = format!("{} \\/ {}", prop(a, false), prop(b, false));
+                if top {
+                    s
+                } else {
+                    format!("({s})")
+                }
+            }
+        }
+    }
+    let q = match c.quantifier {
+        Quantifier::Exists => "exists",
+        Quantifier::NotExists => "~exists",
+        Quantifier::Forall => "forall",
+    };
+    format!("{q} ({})", prop(&c.prop, true))
+}
+
+/// The keys of a state: those of the condition and the `locations` line, sorted
+/// as herd sorts them (registers by thread, then locations).
+pub fn state_keys(test: &LitmusTest) -> Vec<Key> {
+    let mut keys = Vec::new();
+    test.condition.prop.keys(&mut keys);
+    for k in &test.extra_keys {
+        if !keys.contains(k) {
+            keys.push(k.clone());
+        }
+    }
+    keys.sort();
+    keys
+}
+
+/// The value of each key in one execution.
+pub fn state_of(
+    test: &LitmusTest,
+    keys: &[Key],
+    locals: &dyn Fn(u32, &str) -> Value,
+    final_loc: &dyn Fn(Loc) -> Value,
+) -> Vec<Value> {
+    keys.iter()
+        .map(|k| match k {
+            Key::Reg(t, r) => locals(*t, r),
+            Key::Loc(name) => {
+                let i = test.locations.iter().position(|l| l == name).unwrap();
+                final_loc(Loc(i as u32))
+            }
+        })
+        .collect()
+}
+
+/// Explores every execution of `test` and summarises them.
+pub fn run_test(test: &LitmusTest, opts: &RunOptions) -> TestReport {
+    run_test_with(test, opts, &mut |_, _| {})
+}
+
+/// Like [`run_test`], also handing each execution and its state to `inspect`
+/// (the tests use it to cross-check executions).
+pub fn run_test_with(
+    test: &LitmusTest,
+    opts: &RunOptions,
+    inspect: &mut dyn FnMut(&Execution<'_>, &[Value]),
+) -> TestReport {
+    let keys = state_keys(test);
+    let observed: Vec<Loc> = keys
+        .iter()
+        .filter_map(|k| match k {
+            Key::Loc(n) => test
+                .locations
+                .iter()
+                .position(|l| l == n)
+                .map(|i| Loc(i as u32)),
+            Key::Reg(..) => None,
+        })
+        .collect();
+    let mut config = Config::new(opts.model);
+    config.observed = observed;
+    config.max_executions = opts.max_executions;
+    config.time_budget = opts.time_budget;
+    let mut program = LitmusProgram {
+        test,
+        loop_bound: opts.loop_bound,
+    };
+    let replayer = LitmusProgram {
+        test,
+        loop_bound: opts.loop_bound,
+    };
+    let mut states: BTreeMap<Vec<Value>, u64> = BTreeMap::new();
+    let (mut positive, mut negative, mut race) = (0u64, 0u64, false);
+    let stats = exhaustive::explore(&mut program, &config, &mut |ex: &Execution<'_>| {
+        if !race && !ex.analysis.races().is_empty() {
+            race = true;
+        }
+        if ex.ending != Ending::Complete {
+            inspect(ex, &[]);
+            return true;
+        }
+        let ends: Vec<Vec<Value>> = (0..test.threads.len() as u32)
+            .map(|t| {
+                replayer
+                    .replay(ex.graph, t)
+                    .map(|e| e.locals)
+                    .unwrap_or_default()
+            })
+            .collect();
+        let locals = |t: u32, r: &str| -> Value {
+            let th = &test.threads[t as usize];
+            th.locals
+                .iter()
+                .position(|l| l == r)
+                .and_then(|i| ends[t as usize].get(i).copied())
+                .unwrap_or(0)
+        };
+        let final_loc = |l: Loc| -> Value {
+            let w = ex
+                .finals
+                .iter()
+                .find(|(fl, _)| *fl == l)
+                .map(|(_, w)| *w)
+                .unwrap();
+            ex.graph.written_value(w)
+        };
+        let vals = state_of(test, &keys, &locals, &final_loc);
+        let holds = test.condition.prop.eval(&|k: &Key| {
+            let i = keys.iter().position(|x| x == k).unwrap();
+            vals[i]
+        });
+        if holds {
+            positive += 1;
+        } else {
+            negative += 1;
+        }
+        inspect(ex, &vals);
+        *states.entry(vals).or_insert(0) += 1;
+        true
+    });
+    let ok = match test.condition.quantifier {
+        Quantifier::Exists => positive > 0,
+        Quantifier::NotExists => positive == 0,
+        Quantifier::Forall => negative == 0,
+    };
+    TestReport {
+        name: test.name.clone(),
+        model: opts.model,
+        keys,
+        states,
+        ok,
+        positive,
+        negative,
+        race,
+        stats,
+        condition: test.condition.clone(),
+    }
+}

@@ -1,0 +1,137 @@
+//! Small dense bit sets and bit matrices for relations over events.
+
+/// A square boolean matrix stored as rows of 64-bit words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BitMatrix {
+    n: usize,
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl BitMatrix {
+    pub fn new(n: usize) -> Self {
+        let words = n.div_ceil(64).max(1);
+        BitMatrix {
+            n,
+            words,
+            bits: vec![0; n * words],
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> bool {
+        self.bits[i * self.words + j / 64] >> (j % 64) & 1 == 1
+    }
+    #[inline]
+    pub fn set(&mut self, i: usize, j: usize) {
+        self.bits[i * self.words + j / 64] |= 1 << (j % 64);
+    }
+    pub fn row(&self, i: usize) -> &[u64] {
+        &self.bits[i * self.words..(i + 1) * self.words]
+    }
+    /// `row(dst) |= row(src)`; returns whether `dst` changed.
+    pub fn or_row(&mut self, dst: usize, src: usize) -> bool {
+        if dst == src {
+            return false;
+        }
+        let w = self.words;
+        let (d, s) = (dst * w, src * w);
+        let mut changed = false;
+        for k in 0..w {
+            let v = self.bits[d + k] | self.bits[s + k];
+            changed |= v != self.bits[d + k];
+            self.bits[d + k] = v;
+        }
+        changed
+    }
+    /// `row(dst) |= words`.
+    pub fn or_into(&mut self, dst: usize, words: &[u64]) {
+        let w = self.words;
+        for (k, v) in words.iter().enumerate().take(w) {
+            self.bits[dst * w + k] |= v;
+        }
+    }
+    /// Iterates the set columns of row `i`.
+    pub fn iter_row(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        iter_bits(self.row(i))
+    }
+    /// Transitive closure (Warshall, one row-or per pair).
+    pub fn close(&mut self) {
+        for k in 0..self.n {
+            for i in 0..self.n {
+                if i != k && self.get(i, k) {
+                    self.or_row(i, k);
+                }
+            }
+        }
+    }
+    /// Whether the relation has a cycle (reachability from a node back to itself).
+    pub fn has_cycle(&self) -> bool {
+        // Iterative DFS with colours: 0 new, 1 on stack, 2 done.
+        let mut colour = vec![0u8; self.n];
+        let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+        for s in 0..self.n {
+            if colour[s] != 0 {
+                continue;
+            }
+            colour[s] = 1;
+            stack.push((s, self.iter_row(s).collect()));
+            while let Some((v, succ)) = stack.last_mut() {
+                if let Some(u) = succ.pop() {
+                    match colour[u] {
+                        0 => {
+                            colour[u] = 1;
+                            let next: Vec<usize> = self.iter_row(u).collect();
+                            stack.push((u, next));
+                        }
+                        1 => return true,
+                        _ => {}
+                    }
+                } else {
+                    colour[*v] = 2;
+                    stack.pop();
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Iterates the indices of the set bits of a word slice.
+pub fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(k, &w)| {
+        let mut w = w;
+        std::iter::from_fn(move || {
+            if w == 0 {
+                None
+            } else {
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(k * 64 + b)
+            }
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closure_and_cycles() {
+        let mut m = BitMatrix::new(70);
+        m.set(0, 1);
+        m.set(1, 65);
+        m.close();
+        assert!(m.get(0, 65));
+        assert!(!m.has_cycle());
+        m.set(65, 0);
+        assert!(m.has_cycle());
+        assert_eq!(m.iter_row(0).collect::<Vec<_>>(), vec![1, 65]);
+    }
+}

@@ -1,0 +1,771 @@
+//! Consistency of an execution graph under a memory model.
+//!
+//! Happens-before is computed with vector clocks (release views carried by
+//! writes implement release sequences and fences). Modification order is not
+//! enumerated: per location it is a constraint graph over "RMW chains" (a
+//! write followed by the RMWs that read from it, which must stay adjacent),
+//! with the edges coherence forces. A graph is coherent iff that graph is
+//! acyclic. Only the seq_cst axiom (RC11's psc) depends on how unordered
+//! writes are ordered; for it we search the completions of the constraint
+//! graph at the locations that can matter.
+
+use crate::bits::BitMatrix;
+use crate::event::{Action, EventId, Loc, MemOrder};
+use crate::graph::ExecutionGraph;
+use std::fmt;
+
+/// A memory model c11check can check executions against.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Model {
+    /// C++20 (RC11 with release sequences of P0982R1): the default.
+    Cpp20,
+    /// RC11 as in herd's rc11.cat (C++11 release sequences).
+    Rc11,
+    /// Sequential consistency: every access takes part in one total order.
+    Sc,
+}
+
+impl Model {
+    pub fn from_name(s: &str) -> Option<Model> {
+        match s.to_ascii_lowercase().as_str() {
+            "cpp20" | "c++20" | "rc20" => Some(Model::Cpp20),
+            "rc11" => Some(Model::Rc11),
+            "sc" => Some(Model::Sc),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Cpp20 => "cpp20",
+            Model::Rc11 => "rc11",
+            Model::Sc => "sc",
+        }
+    }
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a graph is inconsistent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inconsistency {
+    /// po ∪ rf has a cycle (out-of-thin-air).
+    ThinAir,
+    /// Two RMWs read from the same write, or a write sits between an RMW and its source.
+    Atomicity(Loc),
+    /// hb;eco? is not irreflexive: no modification order fits.
+    Coherence(Loc),
+    /// No modification order makes psc (or SC's total order) acyclic.
+    SeqCst,
+}
+
+/// Modification-order constraints of one location.
+#[derive(Clone, Debug)]
+pub struct LocMo {
+    pub loc: Loc,
+    /// Writes to the location; index 0 is the initialisation write.
+    pub writes: Vec<EventId>,
+    /// Reads of the location (successful and failed RMWs included).
+    pub reads: Vec<EventId>,
+    /// The chain each write belongs to, and its position in it.
+    pub chain_of: Vec<usize>,
+    pub pos: Vec<usize>,
+    /// Chains as lists of write indices, in modification order.
+    pub chains: Vec<Vec<usize>>,
+    /// Transitive closure of the forced order between chains.
+    pub order: BitMatrix,
+    /// Whether seq_cst accesses to this location exist.
+    pub has_sc: bool,
+}
+
+impl LocMo {
+    /// Whether write `a` is forced before write `b` (write indices).
+    pub fn mo(&self, a: usize, b: usize) -> bool {
+        let (ca, cb) = (self.chain_of[a], self.chain_of[b]);
+        if ca == cb {
+            self.pos[a] < self.pos[b]
+        } else {
+            self.order.get(ca, cb)
+        }
+    }
+    /// Chains that nothing is forced after.
+    pub fn sink_chains(&self) -> Vec<usize> {
+        (0..self.chains.len())
+            .filter(|&c| self.order.iter_row(c).next().is_none())
+            .collect()
+    }
+    fn write_index(&self, id: EventId) -> Option<usize> {
+        self.writes.iter().position(|&w| w == id)
+    }
+}
+
+/// Adds `a -> b` to a closed chain order (the caller ensures `b -> a` is absent).
+fn add_closed_edge(order: &mut BitMatrix, a: usize, b: usize) {
+    let n = order.len();
+    let mut row_b: Vec<u64> = order.row(b).to_vec();
+    let w = b / 64;
+    row_b[w] |= 1 << (b % 64);
+    for i in 0..n {
+        if i == a || order.get(i, a) {
+            order.or_into(i, &row_b);
+        }
+    }
+}
+
+/// Everything derived from a graph that consistency and reports need.
+pub struct Analysis<'g> {
+    pub g: &'g ExecutionGraph,
+    pub model: Model,
+    offsets: Vec<usize>,
+    ids: Vec<EventId>,
+    /// hb clock of each event (including itself): entry t = events of thread t before or at it.
+    clocks: Vec<Vec<u32>>,
+    pub locs: Vec<LocMo>,
+    has_sc_event: bool,
+    has_sc_fence: bool,
+}
+
+impl<'g> Analysis<'g> {
+    /// Computes happens-before and the coherence constraints; fails when po ∪ rf is
+    /// cyclic or no coherent modification order exists.
+    pub fn new(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
+        let nl = g.num_locs();
+        let nt = g.num_threads();
+        let mut offsets = Vec::with_capacity(nt);
+        let mut ids: Vec<EventId> = (0..nl as u32).map(|l| EventId::init(Loc(l))).collect();
+        for t in 0..nt as u32 {
+            offsets.push(ids.len());
+            ids.extend((0..g.thread_len(t)).map(|i| EventId::new(t, i)));
+        }
+        let mut a = Analysis {
+            g,
+            model,
+            offsets,
+            ids,
+            clocks: Vec::new(),
+            locs: Vec::new(),
+            has_sc_event: false,
+            has_sc_fence: false,
+        };
+        a.compute_clocks()?;
+        a.compute_mo()?;
+        Ok(a)
+    }
+
+    pub fn dense(&self, id: EventId) -> usize {
+        if id.is_init() {
+            id.index as usize
+        } else {
+            self.offsets[id.thread as usize] + id.index as usize
+        }
+    }
+    pub fn num_nodes(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn id(&self, dense: usize) -> EventId {
+        self.ids[dense]
+    }
+
+    /// The order an access behaves with under this model.
+    fn eff_ord(&self, ord: MemOrder) -> MemOrder {
+        if self.model == Model::Sc && ord.is_atomic() {
+            MemOrder::SeqCst
+        } else {
+            ord
+        }
+    }
+
+    fn compute_clocks(&mut self) -> Result<(), Inconsistency> {
+        let g = self.g;
+        let nt = g.num_threads();
+        let n = self.ids.len();
+        let mut clocks: Vec<Option<Vec<u32>>> = vec![None; n];
+        for c in clocks.iter_mut().take(g.num_locs()) {
+            *c = Some(vec![0; nt]);
+        }
+        let mut relview: Vec<Option<Vec<u32>>> = vec![None; n];
+        struct ThreadState {
+            cur: Vec<u32>,
+            rel_fence: Option<Vec<u32>>,
+            acq_pending: Vec<u32>,
+            rel_write: Vec<(Loc, Vec<u32>)>,
+        }
+        let mut st: Vec<ThreadState> = (0..nt)
+            .map(|_| ThreadState {
+                cur: vec![0; nt],
+                rel_fence: None,
+                acq_pending: vec![0; nt],
+                rel_write: Vec::new(),
+            })
+            .collect();
+        let mut cursor = vec![0u32; nt];
+        let join = |dst: &mut Vec<u32>, src: &[u32]| {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = (*d).max(*s);
+            }
+        };
+        let mut progress = true;
+        let mut done = 0usize;
+        let total: usize = (0..nt as u32).map(|t| g.thread_len(t) as usize).sum();
+        while progress {
+            progress = false;
+            for t in 0..nt {
+                while cursor[t] < g.thread_len(t as u32) {
+                    let id = EventId::new(t as u32, cursor[t]);
+                    let e = g.event(id);
+                    let processed = |x: EventId| x.is_init() || x.index < cursor[x.thread as usize];
+                    let parent = if id.index == 0 {
+                        g.thread(t as u32).parent
+                    } else {
+                        None
+                    };
+                    if parent.is_some_and(|p| !processed(p)) {
+                        break;
+                    }
+                    if let Some(w) = e.rf {
+                        if !processed(w) {
+                            break;
+                        }
+                    }
+                    let join_src = if let Action::Join { child } = e.action {
+                        let len = g.thread_len(child);
+                        if len == 0 {
+                            break;
+                        }
+                        let last = EventId::new(child, len - 1);
+                        if !processed(last) {
+                            break;
+                        }
+                        Some(last)
+                    } else {
+                        None
+                    };
+                    let mut clock = st[t].cur.clone();
+                    clock[t] = id.index + 1;
+                    if let Some(p) = parent {
+                        let pc = clocks[self.dense(p)].as_ref().unwrap();
+                        join(&mut clock, pc);
+                    }
+                    if let Some(j) = join_src {
+                        let jc = clocks[self.dense(j)].as_ref().unwrap();
+                        join(&mut clock, jc);
+                    }
+                    let ord = self.eff_ord(e.ord());
+                    if e.is_read() && ord.is_atomic() {
+                        if let Some(rv) = &relview[self.dense(e.rf.expect("read without rf"))] {
+                            if ord.is_acquire() {
+                                join(&mut clock, rv);
+                            } else {
+                                join(&mut st[t].acq_pending, rv);
+                            }
+                        }
+                    }
+                    if let Action::Fence { .. } = e.action {
+                        if ord.is_acquire() {
+                            let pending = st[t].acq_pending.clone();
+                            join(&mut clock, &pending);
+                        }
+                        if ord.is_release() {
+                            st[t].rel_fence = Some(clock.clone());
+                        }
+                        if ord.is_sc() {
+                            self.has_sc_fence = true;
+                        }
+                    }
+                    if e.loc().is_some() && ord.is_sc() {
+                        self.has_sc_event = true;
+                    }
+                    if e.is_write() && ord.is_atomic() {
+                        let loc = e.loc().unwrap();
+                        let mut rv: Option<Vec<u32>> = None;
+                        let mut add = |v: &[u32]| match &mut rv {
+                            Some(r) => join(r, v),
+                            None => rv = Some(v.to_vec()),
+                        };
+                        if ord.is_release() {
+                            add(&clock);
+                        }
+                        if let Some(f) = &st[t].rel_fence {
+                            add(f);
+                        }
+                        if self.model == Model::Rc11 {
+                            if let Some((_, c)) = st[t].rel_write.iter().find(|(l, _)| *l == loc) {
+                                add(c);
+                            }
+                        }
+                        if e.is_rmw() {
+                            if let Some(x) = &relview[self.dense(e.rf.unwrap())] {
+                                add(x);
+                            }
+                        }
+                        relview[self.dense(id)] = rv;
+                        if self.model == Model::Rc11 && ord.is_release() {
+                            let rw = &mut st[t].rel_write;
+                            match rw.iter_mut().find(|(l, _)| *l == loc) {
+                                Some(slot) => slot.1 = clock.clone(),
+                                None => rw.push((loc, clock.clone())),
+                            }
+                        }
+                    }
+                    st[t].cur = clock.clone();
+                    clocks[self.dense(id)] = Some(clock);
+                    cursor[t] += 1;
+                    done += 1;
+                    progress = true;
+                }
+            }
+        }
+        if done < total {
+            return Err(Inconsistency::ThinAir);
+        }
+        self.clocks = clocks.into_iter().map(|c| c.unwrap()).collect();
+        Ok(())
+    }
+
+    /// Strict happens-before. Initialisation writes happen before every event.
+    pub fn hb(&self, a: EventId, b: EventId) -> bool {
+        if a == b || b.is_init() {
+            return false;
+        }
+        if a.is_init() {
+            return true;
+        }
+        self.clocks[self.dense(b)][a.thread as usize] > a.index
+    }
+
+    /// The hb clock of an event (for reports and the revisit logic).
+    pub fn clock(&self, id: EventId) -> &[u32] {
+        &self.clocks[self.dense(id)]
+    }
+
+    fn compute_mo(&mut self) -> Result<(), Inconsistency> {
+        let g = self.g;
+        let nl = g.num_locs();
+        let mut writes: Vec<Vec<EventId>> = (0..nl as u32)
+            .map(|l| vec![EventId::init(Loc(l))])
+            .collect();
+        let mut reads: Vec<Vec<EventId>> = vec![Vec::new(); nl];
+        let mut has_sc = vec![false; nl];
+        for (id, e) in g.events() {
+            if let Some(l) = e.loc() {
+                let l = l.0 as usize;
+                if e.is_write() {
+                    writes[l].push(id);
+                }
+                if e.is_read() {
+                    reads[l].push(id);
+                }
+                if self.eff_ord(e.ord()).is_sc() {
+                    has_sc[l] = true;
+                }
+            }
+        }
+        let mut widx = vec![u32::MAX; self.ids.len()];
+        let mut locs = Vec::with_capacity(nl);
+        for l in 0..nl {
+            let loc = Loc(l as u32);
+            let ws = std::mem::take(&mut writes[l]);
+            let rs = std::mem::take(&mut reads[l]);
+            for (i, &w) in ws.iter().enumerate() {
+                widx[self.dense(w)] = i as u32;
+            }
+            let nw = ws.len();
+            // Chains: a write followed by the RMWs that read from it.
+            let mut next: Vec<Option<usize>> = vec![None; nw];
+            let mut is_rmw = vec![false; nw];
+            for (i, &w) in ws.iter().enumerate().skip(1) {
+                let e = g.event(w);
+                if e.is_rmw() {
+                    is_rmw[i] = true;
+                    let src = widx[self.dense(e.rf.unwrap())] as usize;
+                    if next[src].is_some() {
+                        return Err(Inconsistency::Atomicity(loc));
+                    }
+                    next[src] = Some(i);
+                }
+            }
+            let mut chain_of = vec![usize::MAX; nw];
+            let mut pos = vec![0; nw];
+            let mut chains: Vec<Vec<usize>> = Vec::new();
+            for i in 0..nw {
+                if is_rmw[i] {
+                    continue;
+                }
+                let c = chains.len();
+                let mut chain = Vec::new();
+                let mut cur = Some(i);
+                while let Some(x) = cur {
+                    chain_of[x] = c;
+                    pos[x] = chain.len();
+                    chain.push(x);
+                    cur = next[x];
+                }
+                chains.push(chain);
+            }
+            if chain_of.contains(&usize::MAX) {
+                return Err(Inconsistency::ThinAir);
+            }
+            let nc = chains.len();
+            let mut order = BitMatrix::new(nc);
+            let mut edge = |a: usize, b: usize| -> Result<(), Inconsistency> {
+                let (ca, cb) = (chain_of[a], chain_of[b]);
+                if ca == cb {
+                    if pos[a] >= pos[b] {
+                        return Err(Inconsistency::Atomicity(loc));
+                    }
+                } else {
+                    order.set(ca, cb);
+                }
+                Ok(())
+            };
+            for b in 1..nw {
+                edge(0, b)?;
+            }
+            for a in 1..nw {
+                for b in 1..nw {
+                    if a != b && self.hb(ws[a], ws[b]) {
+                        edge(a, b)?;
+                    }
+                }
+            }
+            for &r in &rs {
+                let w = widx[self.dense(g.event(r).rf.unwrap())] as usize;
+                for (a, &wa) in ws.iter().enumerate() {
+                    if a == w || wa == r {
+                        continue;
+                    }
+                    if self.hb(wa, r) {
+                        edge(a, w)?; // CoWR
+                    }
+                    if self.hb(r, wa) {
+                        edge(w, a)?; // CoRW
+                    }
+                }
+                for &r2 in &rs {
+                    if r2 == r || !self.hb(r, r2) {
+                        continue;
+                    }
+                    let w2 = widx[self.dense(g.event(r2).rf.unwrap())] as usize;
+                    if w2 != w {
+                        edge(w, w2)?; // CoRR
+                    }
+                }
+            }
+            order.close();
+            if (0..nc).any(|c| order.get(c, c)) {
+                return Err(Inconsistency::Coherence(loc));
+            }
+            locs.push(LocMo {
+                loc,
+                writes: ws,
+                reads: rs,
+                chain_of,
+                pos,
+                chains,
+                order,
+                has_sc: has_sc[l],
+            });
+        }
+        self.locs = locs;
+        Ok(())
+    }
+
+    /// Whether the seq_cst part of the model can be satisfied by some completion of
+    /// the modification-order constraints.
+    pub fn is_consistent(&self) -> bool {
+        self.find_mo(&[]).is_some()
+    }
+
+    /// Searches a completion of the modification order (chain orders per location)
+    /// satisfying the model, where each `(loc, write)` in `maxima` is mo-maximal.
+    /// Returns the chain orders found.
+    pub fn find_mo(&self, maxima: &[(Loc, EventId)]) -> Option<Vec<BitMatrix>> {
+        let mut orders: Vec<BitMatrix> = self.locs.iter().map(|l| l.order.clone()).collect();
+        for &(loc, w) in maxima {
+            let lm = &self.locs[loc.0 as usize];
+            let wi = lm.write_index(w)?;
+            let c = lm.chain_of[wi];
+            if *lm.chains[c].last().unwrap() != wi {
+                return None;
+            }
+            for other in 0..lm.chains.len() {
+                if other == c {
+                    continue;
+                }
+                let ord = &mut orders[loc.0 as usize];
+                if ord.get(c, other) {
+                    return None;
+                }
+                if !ord.get(other, c) {
+                    add_closed_edge(ord, other, c);
+                }
+            }
+        }
+        if !self.needs_sc_search() {
+            return Some(orders);
+        }
+        if self.search(&mut orders) {
+            Some(orders)
+        } else {
+            None
+        }
+    }
+
+    fn needs_sc_search(&self) -> bool {
+        self.model == Model::Sc || self.has_sc_event || self.has_sc_fence
+    }
+
+    fn relevant(&self, l: &LocMo) -> bool {
+        self.model == Model::Sc || self.has_sc_fence || l.has_sc
+    }
+
+    fn search(&self, orders: &mut Vec<BitMatrix>) -> bool {
+        if self.sc_relation(orders).has_cycle() {
+            return false;
+        }
+        for (li, l) in self.locs.iter().enumerate() {
+            if !self.relevant(l) {
+                continue;
+            }
+            let nc = l.chains.len();
+            for c1 in 0..nc {
+                for c2 in c1 + 1..nc {
+                    let o = &orders[li];
+                    if o.get(c1, c2) || o.get(c2, c1) {
+                        continue;
+                    }
+                    for (x, y) in [(c1, c2), (c2, c1)] {
+                        let mut next = orders.clone();
+                        add_closed_edge(&mut next[li], x, y);
+                        if self.search(&mut next) {
+                            *orders = next;
+                            return true;
+                        }
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn mo_with(&self, orders: &[BitMatrix], l: &LocMo, a: usize, b: usize) -> bool {
+        let (ca, cb) = (l.chain_of[a], l.chain_of[b]);
+        if ca == cb {
+            l.pos[a] < l.pos[b]
+        } else {
+            orders[l.loc.0 as usize].get(ca, cb)
+        }
+    }
+
+    /// Builds the relation whose acyclicity the seq_cst axiom demands, using the
+    /// modification order as far as `orders` fixes it.
+    fn sc_relation(&self, orders: &[BitMatrix]) -> BitMatrix {
+        let n = self.ids.len();
+        let mut hb = BitMatrix::new(n);
+        for b in 0..n {
+            let idb = self.ids[b];
+            for a in 0..n {
+                if self.hb(self.ids[a], idb) {
+                    hb.set(a, b);
+                }
+            }
+        }
+        // mo, rb, rf over the whole graph.
+        let mut mo = BitMatrix::new(n);
+        let mut rb = BitMatrix::new(n);
+        let mut rf = BitMatrix::new(n);
+        for l in &self.locs {
+            for (a, &wa) in l.writes.iter().enumerate() {
+                for (b, &wb) in l.writes.iter().enumerate() {
+                    if a != b && self.mo_with(orders, l, a, b) {
+                        mo.set(self.dense(wa), self.dense(wb));
+                    }
+                }
+            }
+            for &r in &l.reads {
+                let src = self.g.event(r).rf.unwrap();
+                rf.set(self.dense(src), self.dense(r));
+                let w = l.write_index(src).unwrap();
+                for (b, &wb) in l.writes.iter().enumerate() {
+                    if wb != r && self.mo_with(orders, l, w, b) {
+                        rb.set(self.dense(r), self.dense(wb));
+                    }
+                }
+            }
+        }
+        if self.model == Model::Sc {
+            let mut rel = hb;
+            for i in 0..n {
+                rel.or_into(i, mo.row(i));
+                rel.or_into(i, rb.row(i));
+                rel.or_into(i, rf.row(i));
+            }
+            return rel;
+        }
+        let is_sc: Vec<bool> = self
+            .ids
+            .iter()
+            .map(|&id| !id.is_init() && self.g.event(id).is_sc())
+            .collect();
+        let is_fsc: Vec<bool> = self
+            .ids
+            .iter()
+            .map(|&id| !id.is_init() && self.g.event(id).is_fence() && self.g.event(id).is_sc())
+            .collect();
+        let loc: Vec<Option<Loc>> = self.ids.iter().map(|&id| self.g.loc_of(id)).collect();
+        // po and po restricted to different locations.
+        let mut po = BitMatrix::new(n);
+        let mut po_nl = BitMatrix::new(n);
+        for t in 0..self.g.num_threads() {
+            let len = self.g.thread_len(t as u32) as usize;
+            let base = self.offsets[t];
+            for i in 0..len {
+                for j in i + 1..len {
+                    po.set(base + i, base + j);
+                    let same = loc[base + i].is_some() && loc[base + i] == loc[base + j];
+                    if !same {
+                        po_nl.set(base + i, base + j);
+                    }
+                }
+            }
+        }
+        // scb = po | po≠loc;hb;po≠loc | hb&loc | mo | rb
+        let mut scb = po.clone();
+        let words = n.div_ceil(64).max(1);
+        for a in 0..n {
+            let mut mid = vec![0u64; words];
+            for c in po_nl.iter_row(a) {
+                for (m, v) in mid.iter_mut().zip(hb.row(c)) {
+                    *m |= v;
+                }
+            }
+            let mut out = vec![0u64; words];
+            for d in crate::bits::iter_bits(&mid) {
+                for (m, v) in out.iter_mut().zip(po_nl.row(d)) {
+                    *m |= v;
+                }
+            }
+            scb.or_into(a, &out);
+            for b in hb.iter_row(a).collect::<Vec<_>>() {
+                if loc[a].is_some() && loc[a] == loc[b] {
+                    scb.set(a, b);
+                }
+            }
+            scb.or_into(a, mo.row(a));
+            scb.or_into(a, rb.row(a));
+        }
+        // right[d] = {d | d SC} ∪ {b F_SC | d hb b}
+        let mut right = BitMatrix::new(n);
+        for d in 0..n {
+            if is_sc[d] {
+                right.set(d, d);
+            }
+            for b in hb.iter_row(d).collect::<Vec<_>>() {
+                if is_fsc[b] {
+                    right.set(d, b);
+                }
+            }
+        }
+        let mut eco = BitMatrix::new(n);
+        for i in 0..n {
+            eco.or_into(i, rf.row(i));
+            eco.or_into(i, mo.row(i));
+            eco.or_into(i, rb.row(i));
+        }
+        eco.close();
+        let mut psc = BitMatrix::new(n);
+        for a in 0..n {
+            if !is_sc[a] {
+                continue;
+            }
+            let mut left = vec![a];
+            if is_fsc[a] {
+                left.extend(hb.iter_row(a));
+            }
+            let mut mid = vec![0u64; words];
+            for &c in &left {
+                for (m, v) in mid.iter_mut().zip(scb.row(c)) {
+                    *m |= v;
+                }
+            }
+            for d in crate::bits::iter_bits(&mid).collect::<Vec<_>>() {
+                psc.or_into(a, right.row(d));
+            }
+            if is_fsc[a] {
+                // pscf: [F_SC]; (hb | hb;eco;hb); [F_SC]
+                let mut reach = hb.row(a).to_vec();
+                let mut after_eco = vec![0u64; words];
+                for c in hb.iter_row(a) {
+                    for (m, v) in after_eco.iter_mut().zip(eco.row(c)) {
+                        *m |= v;
+                    }
+                }
+                for d in crate::bits::iter_bits(&after_eco).collect::<Vec<_>>() {
+                    for (m, v) in reach.iter_mut().zip(hb.row(d)) {
+                        *m |= v;
+                    }
+                }
+                for b in crate::bits::iter_bits(&reach).collect::<Vec<_>>() {
+                    if is_fsc[b] {
+                        psc.set(a, b);
+                    }
+                }
+            }
+        }
+        psc
+    }
+
+    /// Writes that some consistent completion could put last in modification order
+    /// at `loc`, ignoring seq_cst: the last writes of chains nothing is forced after.
+    pub fn mo_max_candidates(&self, loc: Loc) -> Vec<EventId> {
+        let l = &self.locs[loc.0 as usize];
+        l.sink_chains()
+            .into_iter()
+            .map(|c| l.writes[*l.chains[c].last().unwrap()])
+            .collect()
+    }
+
+    /// Data races: pairs of conflicting accesses from different threads, at least one
+    /// non-atomic, unordered by happens-before.
+    pub fn races(&self) -> Vec<(EventId, EventId)> {
+        let mut out = Vec::new();
+        let evs: Vec<(EventId, Loc, bool, bool)> = self
+            .g
+            .events()
+            .filter_map(|(id, e)| e.loc().map(|l| (id, l, e.is_write(), e.ord().is_atomic())))
+            .collect();
+        for (i, &(a, la, wa, aa)) in evs.iter().enumerate() {
+            for &(b, lb, wb, ab) in &evs[i + 1..] {
+                if la != lb || a.thread == b.thread || !(wa || wb) || (aa && ab) {
+                    continue;
+                }
+                if !self.hb(a, b) && !self.hb(b, a) {
+                    out.push((a, b));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether `g` is consistent under `model`.
+pub fn is_consistent(g: &ExecutionGraph, model: Model) -> bool {
+    match Analysis::new(g, model) {
+        Ok(a) => a.is_consistent(),
+        Err(_) => false,
+    }
+}
+
+/// Why `g` is inconsistent under `model`, if it is.
+pub fn check(g: &ExecutionGraph, model: Model) -> Result<(), Inconsistency> {
+    let a = Analysis::new(g, model)?;
+    if a.is_consistent() {
+        Ok(())
+    } else {
+        Err(Inconsistency::SeqCst)
+    }
+}

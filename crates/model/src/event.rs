@@ -1,0 +1,372 @@
+//! Events: the visible operations a thread performs, and the identifiers that name them.
+
+use std::fmt;
+
+/// The value stored in a memory location. Every location holds one machine word.
+pub type Value = i64;
+
+/// A shared memory location. Front ends map their own names (litmus variables,
+/// addresses of Rust atomics) onto dense `Loc` numbers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Loc(pub u32);
+
+/// Thread number used for the initialisation writes (one per location).
+pub const INIT_THREAD: u32 = u32::MAX;
+
+/// Names one event: its thread and its position in that thread's program order.
+/// Initialisation writes live on the pseudo thread [`INIT_THREAD`] with `index` = location.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId {
+    pub thread: u32,
+    pub index: u32,
+}
+
+impl EventId {
+    pub const fn new(thread: u32, index: u32) -> Self {
+        EventId { thread, index }
+    }
+    /// The initialisation write of `loc`.
+    pub const fn init(loc: Loc) -> Self {
+        EventId {
+            thread: INIT_THREAD,
+            index: loc.0,
+        }
+    }
+    pub const fn is_init(self) -> bool {
+        self.thread == INIT_THREAD
+    }
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_init() {
+            write!(f, "init[{}]", self.index)
+        } else {
+            write!(f, "T{}.{}", self.thread, self.index)
+        }
+    }
+}
+
+/// Memory orders of C/C++20 (consume is treated as acquire by the front ends).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemOrder {
+    /// A plain (non-atomic) access.
+    NonAtomic,
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+impl MemOrder {
+    pub fn is_atomic(self) -> bool {
+        self != MemOrder::NonAtomic
+    }
+    /// Acquire semantics when the event reads (or is a fence).
+    pub fn is_acquire(self) -> bool {
+        matches!(
+            self,
+            MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst
+        )
+    }
+    /// Release semantics when the event writes (or is a fence).
+    pub fn is_release(self) -> bool {
+        matches!(
+            self,
+            MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst
+        )
+    }
+    pub fn is_sc(self) -> bool {
+        self == MemOrder::SeqCst
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            MemOrder::NonAtomic => "na",
+            MemOrder::Relaxed => "rlx",
+            MemOrder::Acquire => "acq",
+            MemOrder::Release => "rel",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => "sc",
+        }
+    }
+}
+
+/// The arithmetic of a read-modify-write.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RmwOp {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Nand,
+    Max,
+    Min,
+    /// Unsigned maximum (Rust's `fetch_max` on unsigned atomics).
+    UMax,
+    /// Unsigned minimum.
+    UMin,
+    /// Exchange: the new value is the operand.
+    Xchg,
+}
+
+impl RmwOp {
+    /// The value written when `old` is read.
+    pub fn apply(self, old: Value, operand: Value) -> Value {
+        match self {
+            RmwOp::Add => old.wrapping_add(operand),
+            RmwOp::Sub => old.wrapping_sub(operand),
+            RmwOp::And => old & operand,
+            RmwOp::Or => old | operand,
+            RmwOp::Xor => old ^ operand,
+            RmwOp::Nand => !(old & operand),
+            RmwOp::Max => old.max(operand),
+            RmwOp::Min => old.min(operand),
+            RmwOp::UMax => (old as u64).max(operand as u64) as i64,
+            RmwOp::UMin => (old as u64).min(operand as u64) as i64,
+            RmwOp::Xchg => operand,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RmwOp::Add => "add",
+            RmwOp::Sub => "sub",
+            RmwOp::And => "and",
+            RmwOp::Or => "or",
+            RmwOp::Xor => "xor",
+            RmwOp::Nand => "nand",
+            RmwOp::Max => "max",
+            RmwOp::Min => "min",
+            RmwOp::UMax => "umax",
+            RmwOp::UMin => "umin",
+            RmwOp::Xchg => "xchg",
+        }
+    }
+}
+
+/// Why a thread stopped without finishing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BlockReason {
+    /// An `assume`-style condition failed: the execution is not a real one.
+    Assume,
+    /// A loop or step bound was reached: exploration was cut here.
+    Bound,
+}
+
+impl BlockReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockReason::Assume => "assume failed",
+            BlockReason::Bound => "bound reached",
+        }
+    }
+}
+
+/// What a thread asks to do next. Front ends produce actions; the explorer turns
+/// each into an event of the execution graph and answers reads with a value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    Load {
+        loc: Loc,
+        ord: MemOrder,
+    },
+    Store {
+        loc: Loc,
+        ord: MemOrder,
+        val: Value,
+    },
+    /// fetch_op / exchange: always writes.
+    Rmw {
+        loc: Loc,
+        ord: MemOrder,
+        op: RmwOp,
+        operand: Value,
+    },
+    /// compare_exchange: writes `new` only when it reads `expected`.
+    /// A `weak` one may also fail spuriously, which the explorer explores.
+    Cas {
+        loc: Loc,
+        expected: Value,
+        new: Value,
+        success: MemOrder,
+        failure: MemOrder,
+        weak: bool,
+    },
+    Fence {
+        ord: MemOrder,
+    },
+    /// Starts thread `child` (which must already be declared to the graph).
+    Spawn {
+        child: u32,
+    },
+    /// Waits for thread `child` to finish; enabled only once it has.
+    Join {
+        child: u32,
+    },
+    /// The thread cannot continue (a failed assume or an exceeded bound).
+    Block {
+        reason: BlockReason,
+    },
+    /// The thread has finished.
+    Finish,
+}
+
+impl Action {
+    pub fn loc(&self) -> Option<Loc> {
+        match *self {
+            Action::Load { loc, .. }
+            | Action::Store { loc, .. }
+            | Action::Rmw { loc, .. }
+            | Action::Cas { loc, .. } => Some(loc),
+            _ => None,
+        }
+    }
+    /// Whether the event reads a value from some write.
+    pub fn reads(&self) -> bool {
+        matches!(
+            self,
+            Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. }
+        )
+    }
+    /// Whether the event may write (a CAS writes only when it succeeds).
+    pub fn may_write(&self) -> bool {
+        matches!(
+            self,
+            Action::Store { .. } | Action::Rmw { .. } | Action::Cas { .. }
+        )
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Action::Load { loc, ord } => write!(f, "R{}(x{})", ord.name(), loc.0),
+            Action::Store { loc, ord, val } => write!(f, "W{}(x{}, {})", ord.name(), loc.0, val),
+            Action::Rmw {
+                loc,
+                ord,
+                op,
+                operand,
+            } => write!(
+                f,
+                "RMW{}(x{}, {} {})",
+                ord.name(),
+                loc.0,
+                op.name(),
+                operand
+            ),
+            Action::Cas {
+                loc,
+                expected,
+                new,
+                success,
+                failure,
+                weak,
+            } => write!(
+                f,
+                "CAS{}{}/{}(x{}, {} -> {})",
+                if weak { "weak-" } else { "" },
+                success.name(),
+                failure.name(),
+                loc.0,
+                expected,
+                new
+            ),
+            Action::Fence { ord } => write!(f, "F{}", ord.name()),
+            Action::Spawn { child } => write!(f, "spawn T{child}"),
+            Action::Join { child } => write!(f, "join T{child}"),
+            Action::Block { reason } => write!(f, "block ({})", reason.name()),
+            Action::Finish => write!(f, "finish"),
+        }
+    }
+}
+
+/// One event of an execution graph: the action plus what the explorer decided for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub action: Action,
+    /// Position in the order events were added to the graph (drives revisits).
+    pub stamp: u32,
+    /// The write this event reads from (reads only).
+    pub rf: Option<EventId>,
+    /// The value read (reads only; cached from `rf`).
+    pub read_val: Value,
+    /// A weak CAS that failed although it read the expected value.
+    pub spurious_fail: bool,
+    /// Added with the canonical ("maximal") reads-from choice; used by the
+    /// revisit condition that keeps exploration free of duplicates.
+    pub added_max: bool,
+    /// False once the event is in the prefix of a write that revisited a read:
+    /// such events may never be removed again.
+    pub revisitable: bool,
+}
+
+impl Event {
+    pub fn new(action: Action, stamp: u32) -> Self {
+        Event {
+            action,
+            stamp,
+            rf: None,
+            read_val: 0,
+            spurious_fail: false,
+            added_max: true,
+            revisitable: true,
+        }
+    }
+    pub fn loc(&self) -> Option<Loc> {
+        self.action.loc()
+    }
+    pub fn is_read(&self) -> bool {
+        self.action.reads()
+    }
+    /// Whether this event writes memory, given what it read.
+    pub fn is_write(&self) -> bool {
+        match self.action {
+            Action::Store { .. } | Action::Rmw { .. } => true,
+            Action::Cas { expected, .. } => !self.spurious_fail && self.read_val == expected,
+            _ => false,
+        }
+    }
+    /// An event that both reads and writes (a successful RMW).
+    pub fn is_rmw(&self) -> bool {
+        self.is_read() && self.is_write()
+    }
+    /// The value written, when this event writes.
+    pub fn written_value(&self) -> Option<Value> {
+        match self.action {
+            Action::Store { val, .. } => Some(val),
+            Action::Rmw { op, operand, .. } => Some(op.apply(self.read_val, operand)),
+            Action::Cas { new, .. } if self.is_write() => Some(new),
+            _ => None,
+        }
+    }
+    /// The memory order in force (a CAS uses its failure order when it fails).
+    pub fn ord(&self) -> MemOrder {
+        match self.action {
+            Action::Load { ord, .. }
+            | Action::Store { ord, .. }
+            | Action::Rmw { ord, .. }
+            | Action::Fence { ord } => ord,
+            Action::Cas {
+                success, failure, ..
+            } => {
+                if self.is_write() {
+                    success
+                } else {
+                    failure
+                }
+            }
+            _ => MemOrder::Relaxed,
+        }
+    }
+    pub fn is_fence(&self) -> bool {
+        matches!(self.action, Action::Fence { .. })
+    }
+    pub fn is_sc(&self) -> bool {
+        (self.loc().is_some() || self.is_fence()) && self.ord().is_sc()
+    }
+    pub fn is_atomic_access(&self) -> bool {
+        self.loc().is_some() && self.ord().is_atomic()
+    }
+}

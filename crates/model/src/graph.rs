@@ -1,0 +1,264 @@
+//! The execution graph: events per thread in program order, reads-from edges,
+//! and the order in which the explorer added events.
+
+use crate::event::{Action, Event, EventId, Loc, Value};
+
+/// A downward-closed set of events: for each thread, how many of its first events it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct View(pub Vec<u32>);
+
+impl View {
+    pub fn contains(&self, id: EventId) -> bool {
+        !id.is_init()
+            && self
+                .0
+                .get(id.thread as usize)
+                .is_some_and(|&n| id.index < n)
+    }
+    /// Grows the view to include `id` and its program-order predecessors.
+    pub fn include(&mut self, id: EventId) -> bool {
+        if id.is_init() {
+            return false;
+        }
+        let t = id.thread as usize;
+        if self.0.len() <= t {
+            self.0.resize(t + 1, 0);
+        }
+        if self.0[t] <= id.index {
+            self.0[t] = id.index + 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// One thread's events and the spawn event that started it (none for root threads).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadEvents {
+    pub events: Vec<Event>,
+    pub parent: Option<EventId>,
+}
+
+/// An execution graph (events, program order, reads-from); modification order is
+/// not stored: it is kept as constraints derived by the consistency check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutionGraph {
+    threads: Vec<ThreadEvents>,
+    init: Vec<Value>,
+    next_stamp: u32,
+}
+
+impl ExecutionGraph {
+    /// A graph with `init.len()` locations holding these initial values and
+    /// `roots` threads that exist from the start.
+    pub fn new(init: Vec<Value>, roots: usize) -> Self {
+        ExecutionGraph {
+            threads: (0..roots)
+                .map(|_| ThreadEvents {
+                    events: Vec::new(),
+                    parent: None,
+                })
+                .collect(),
+            init,
+            next_stamp: 0,
+        }
+    }
+
+    pub fn num_locs(&self) -> usize {
+        self.init.len()
+    }
+    pub fn init_value(&self, loc: Loc) -> Value {
+        self.init[loc.0 as usize]
+    }
+    /// Adds a location with an initial value (front ends that discover locations lazily).
+    pub fn add_loc(&mut self, init: Value) -> Loc {
+        self.init.push(init);
+        Loc(self.init.len() as u32 - 1)
+    }
+
+    pub fn num_threads(&self) -> usize {
+        self.threads.len()
+    }
+    /// Declares a new thread started by `parent`.
+    pub fn add_thread(&mut self, parent: Option<EventId>) -> u32 {
+        self.threads.push(ThreadEvents {
+            events: Vec::new(),
+            parent,
+        });
+        self.threads.len() as u32 - 1
+    }
+    pub fn thread(&self, t: u32) -> &ThreadEvents {
+        &self.threads[t as usize]
+    }
+    pub fn thread_events(&self, t: u32) -> &[Event] {
+        &self.threads[t as usize].events
+    }
+    pub fn thread_len(&self, t: u32) -> u32 {
+        self.threads[t as usize].events.len() as u32
+    }
+    pub fn last_event(&self, t: u32) -> Option<&Event> {
+        self.threads[t as usize].events.last()
+    }
+    pub fn is_finished(&self, t: u32) -> bool {
+        matches!(self.last_event(t).map(|e| e.action), Some(Action::Finish))
+    }
+    pub fn is_blocked(&self, t: u32) -> bool {
+        matches!(
+            self.last_event(t).map(|e| e.action),
+            Some(Action::Block { .. })
+        )
+    }
+    /// Whether a thread has been started (root threads always are).
+    pub fn is_started(&self, t: u32) -> bool {
+        match self.threads[t as usize].parent {
+            None => true,
+            Some(p) => self.contains(p),
+        }
+    }
+
+    pub fn contains(&self, id: EventId) -> bool {
+        if id.is_init() {
+            (id.index as usize) < self.init.len()
+        } else {
+            (id.thread as usize) < self.threads.len()
+                && (id.index as usize) < self.threads[id.thread as usize].events.len()
+        }
+    }
+    /// The event `id` (not for initialisation writes).
+    pub fn event(&self, id: EventId) -> &Event {
+        &self.threads[id.thread as usize].events[id.index as usize]
+    }
+    pub fn event_mut(&mut self, id: EventId) -> &mut Event {
+        &mut self.threads[id.thread as usize].events[id.index as usize]
+    }
+    /// All events, thread by thread in program order.
+    pub fn events(&self) -> impl Iterator<Item = (EventId, &Event)> {
+        self.threads.iter().enumerate().flat_map(|(t, th)| {
+            th.events
+                .iter()
+                .enumerate()
+                .map(move |(i, e)| (EventId::new(t as u32, i as u32), e))
+        })
+    }
+    pub fn num_events(&self) -> usize {
+        self.threads.iter().map(|t| t.events.len()).sum()
+    }
+
+    /// Appends an event to thread `t` and gives it the next stamp.
+    pub fn push(&mut self, t: u32, action: Action) -> EventId {
+        let stamp = self.next_stamp;
+        self.next_stamp += 1;
+        let th = &mut self.threads[t as usize];
+        th.events.push(Event::new(action, stamp));
+        EventId::new(t, th.events.len() as u32 - 1)
+    }
+
+    /// Appends an already-built event (keeping its stamp) to thread `t`.
+    pub fn push_event(&mut self, t: u32, e: Event) -> EventId {
+        let th = &mut self.threads[t as usize];
+        th.events.push(e);
+        EventId::new(t, th.events.len() as u32 - 1)
+    }
+
+    /// Removes the events of thread `t` from position `len` on.
+    pub fn truncate_thread(&mut self, t: u32, len: u32) {
+        self.threads[t as usize].events.truncate(len as usize);
+    }
+
+    /// Whether `id` is a write (initialisation writes included).
+    pub fn is_write(&self, id: EventId) -> bool {
+        id.is_init() || self.event(id).is_write()
+    }
+    /// The value written by `id`.
+    pub fn written_value(&self, id: EventId) -> Value {
+        if id.is_init() {
+            self.init[id.index as usize]
+        } else {
+            self.event(id).written_value().expect("not a write")
+        }
+    }
+    /// The location a memory event accesses.
+    pub fn loc_of(&self, id: EventId) -> Option<Loc> {
+        if id.is_init() {
+            Some(Loc(id.index))
+        } else {
+            self.event(id).loc()
+        }
+    }
+    pub fn stamp(&self, id: EventId) -> u32 {
+        if id.is_init() {
+            0
+        } else {
+            self.event(id).stamp
+        }
+    }
+
+    /// Makes read `r` read from write `w`, updating the cached value.
+    pub fn set_rf(&mut self, r: EventId, w: EventId) {
+        let val = self.written_value(w);
+        let e = self.event_mut(r);
+        e.rf = Some(w);
+        e.read_val = val;
+    }
+
+    /// Every write to `loc`, the initialisation write first.
+    pub fn writes_to(&self, loc: Loc) -> Vec<EventId> {
+        let mut out = vec![EventId::init(loc)];
+        out.extend(
+            self.events()
+                .filter(|(_, e)| e.loc() == Some(loc) && e.is_write())
+                .map(|(id, _)| id),
+        );
+        out
+    }
+
+    /// The porf-prefix of `id` (events before it in program order or reads-from,
+    /// transitively, including thread creation and join), as a view containing `id`.
+    pub fn porf_prefix(&self, id: EventId) -> View {
+        let mut view = View(vec![0; self.threads.len()]);
+        let mut work = vec![id];
+        while let Some(x) = work.pop() {
+            let t = x.thread as usize;
+            let from = view.0[t];
+            if !view.include(x) {
+                continue;
+            }
+            if from == 0 {
+                if let Some(p) = self.threads[t].parent {
+                    work.push(p);
+                }
+            }
+            for i in from..=x.index {
+                let e = &self.threads[t].events[i as usize];
+                if let Some(w) = e.rf {
+                    if !w.is_init() {
+                        work.push(w);
+                    }
+                }
+                if let Action::Join { child } = e.action {
+                    let n = self.thread_len(child);
+                    if n > 0 {
+                        work.push(EventId::new(child, n - 1));
+                    }
+                }
+            }
+        }
+        view
+    }
+
+    /// The graph restricted to the events of `keep` (stamps and flags unchanged).
+    pub fn restrict(&self, keep: &View) -> ExecutionGraph {
+        let mut g = self.clone();
+        for (t, th) in g.threads.iter_mut().enumerate() {
+            let n = keep.0.get(t).copied().unwrap_or(0) as usize;
+            th.events.truncate(n);
+        }
+        g
+    }
+
+    /// The view holding every event of the graph.
+    pub fn full_view(&self) -> View {
+        View(self.threads.iter().map(|t| t.events.len() as u32).collect())
+    }
+}

@@ -1,0 +1,15 @@
+//! The memory model of c11check: events, execution graphs, happens-before,
+//! modification-order constraints and the consistency rules of each model.
+//!
+//! Nothing here knows how programs run: the explorer (`c11check-explore`)
+//! builds graphs from the actions a front end reports, and asks this crate
+//! whether they are consistent.
+
+pub mod bits;
+pub mod consistency;
+pub mod event;
+pub mod graph;
+
+pub use consistency::{check, is_consistent, Analysis, Inconsistency, Model};
+pub use event::{Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, INIT_THREAD};
+pub use graph::{ExecutionGraph, View};
