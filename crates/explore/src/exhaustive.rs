@@ -181,6 +181,17 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 g2.event_mut(id).spurious_fail = sp;
                 if is_consistent(&g2, model) {
                     options.push((g2, w, sp));
+                } else if g2.event(id).is_rmw() && steals_from_unsettled_rmw(&g2, id, w) {
+                    // The RMW reads a write another, still revisitable RMW read:
+                    // this graph is dropped, but its backward revisits (which make
+                    // that RMW read from this one) are executions to explore.
+                    g2.event_mut(id).added_max = false;
+                    let before = g2.restrict(&View(
+                        (0..g2.num_threads() as u32)
+                            .map(|t| g2.thread_len(t) - u32::from(t == id.thread))
+                            .collect(),
+                    ));
+                    self.calc_revisits_with(&g2, id, &before);
                 }
             }
         }
@@ -203,6 +214,13 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
 
     /// Pushes every allowed backward revisit of the reads added before write `w`.
     fn calc_revisits(&mut self, g: &ExecutionGraph, w: EventId) {
+        self.calc_revisits_with(g, w, g);
+    }
+
+    /// Like [`Self::calc_revisits`]; `mo_source` is the graph whose forced
+    /// modification order the maximality condition consults (`g` itself unless
+    /// `g` is an atomicity-violating intermediate graph).
+    fn calc_revisits_with(&mut self, g: &ExecutionGraph, w: EventId, mo_source: &ExecutionGraph) {
         let model = self.config.model;
         let loc = g.loc_of(w).unwrap();
         let prefix = g.porf_prefix(w);
@@ -217,6 +235,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             })
             .map(|(id, _)| id)
             .collect();
+        let analysis = Analysis::new(mo_source, model).ok();
         for r in reads {
             let rstamp = g.event(r).stamp;
             let mut keep = View(
@@ -236,7 +255,14 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             let maximal = g
                 .events()
                 .filter(|(id, _)| *id == r || !keep.contains(*id))
-                .all(|(_, e)| e.revisitable && e.added_max);
+                .all(|(_, e)| {
+                    e.revisitable
+                        && e.added_max
+                        && !(e.is_read()
+                            && analysis
+                                .as_ref()
+                                .is_some_and(|a| mo_before_saved(a, e.rf.unwrap(), &keep, r, w)))
+                });
             if !maximal {
                 continue;
             }
@@ -406,4 +432,30 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
         }
     }
     true
+}
+
+/// Whether write `src` is forced before some write of the saved part of a
+/// revisit (the kept events other than the revisited read `r` and the revisiting
+/// write `w`): a read from `src` then does not read "maximally" with respect to
+/// what the revisit keeps, and another branch performs the same revisit.
+fn mo_before_saved(a: &Analysis<'_>, src: EventId, keep: &View, r: EventId, w: EventId) -> bool {
+    let Some(loc) = a.g.loc_of(src) else {
+        return false;
+    };
+    let lm = &a.locs[loc.0 as usize];
+    let Some(si) = lm.writes.iter().position(|&x| x == src) else {
+        return false;
+    };
+    lm.writes.iter().enumerate().any(|(xi, &x)| {
+        x != w && x != r && x != src && !x.is_init() && keep.contains(x) && lm.mo(si, xi)
+    })
+}
+
+/// Whether RMW `e` reading `w` conflicts only with another RMW that read `w` and
+/// may still be revisited (it is revisitable and not in `e`'s prefix).
+fn steals_from_unsettled_rmw(g: &ExecutionGraph, e: EventId, w: EventId) -> bool {
+    let prefix = g.porf_prefix(e);
+    g.events().any(|(id, x)| {
+        id != e && x.rf == Some(w) && x.is_rmw() && x.revisitable && !prefix.contains(id)
+    })
 }

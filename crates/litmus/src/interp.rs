@@ -271,3 +271,27 @@ impl Driver for LitmusProgram<'_> {
         }
     }
 }
+
+impl c11check_axiomatic::TraceProgram for LitmusProgram<'_> {
+    fn init(&self) -> Vec<Value> {
+        self.test.init.clone()
+    }
+    fn num_threads(&self) -> usize {
+        self.test.threads.len()
+    }
+    fn run(
+        &self,
+        t: usize,
+        answer: &mut dyn FnMut(Action) -> Option<(Value, bool)>,
+    ) -> c11check_axiomatic::RunEnd {
+        use c11check_axiomatic::RunEnd;
+        let r = run_thread(self.test, t, self.loop_bound, &mut |a| {
+            answer(a).map(|(val, wrote)| Reply { val, wrote })
+        });
+        match r {
+            Ok(end) if !end.blocked => RunEnd::Finished(end.locals),
+            Ok(_) => RunEnd::Blocked,
+            Err(Pending) => RunEnd::Stopped,
+        }
+    }
+}

@@ -1,0 +1,1098 @@
+//! An independent, deliberately simple axiomatic checker.
+//!
+//! It shares no consistency code with the explorer: it enumerates candidate
+//! executions (a trace per thread with guessed read values, every reads-from
+//! map, every modification order) and evaluates each model's axioms as written
+//! in herd's cat files (`rc11.cat`, its C++20 variant, `c11_simp.cat`) on
+//! plain relations. Exponential, so only for litmus-sized programs: the tests
+//! use it to confirm that each execution the explorer visits is consistent and
+//! that the explorer misses none; the CLI uses it for the `c11` model, whose
+//! load buffering (po ∪ rf cycles) the explorer does not construct.
+
+pub mod rel;
+
+use c11check_model::{Action, EventId, ExecutionGraph, Loc, MemOrder, Value};
+use rel::Rel;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The models this checker knows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AxModel {
+    Cpp20,
+    Rc11,
+    /// herd's `c11_simp.cat`: original C11, load buffering allowed.
+    C11,
+    Sc,
+}
+
+impl AxModel {
+    pub fn from_name(s: &str) -> Option<AxModel> {
+        match s {
+            "cpp20" => Some(AxModel::Cpp20),
+            "rc11" => Some(AxModel::Rc11),
+            "c11" => Some(AxModel::C11),
+            "sc" => Some(AxModel::Sc),
+            _ => None,
+        }
+    }
+}
+
+/// One event of a candidate execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ev {
+    /// `None` for initialisation writes.
+    pub thread: Option<u32>,
+    pub index: u32,
+    pub action: Action,
+    pub loc: Option<Loc>,
+    pub mode: MemOrder,
+    pub reads: bool,
+    pub writes: bool,
+    pub rval: Value,
+    pub wval: Value,
+    /// A weak CAS that failed although the value matched.
+    pub spurious: bool,
+}
+
+impl Ev {
+    fn is_fence(&self) -> bool {
+        matches!(self.action, Action::Fence { .. })
+    }
+    fn atomic(&self) -> bool {
+        self.loc.is_some() && self.mode != MemOrder::NonAtomic
+    }
+    fn id(&self) -> EventId {
+        match self.thread {
+            Some(t) => EventId::new(t, self.index),
+            None => EventId::init(self.loc.unwrap()),
+        }
+    }
+}
+
+/// Builds the event of `action` given what it read (and, for a CAS, whether it wrote).
+pub fn make_event(thread: u32, index: u32, action: Action, rval: Value, wrote: bool) -> Ev {
+    let (loc, reads, writes, wval, mode) = match action {
+        Action::Load { loc, ord } => (Some(loc), true, false, 0, ord),
+        Action::Store { loc, ord, val } => (Some(loc), false, true, val, ord),
+        Action::Rmw {
+            loc,
+            ord,
+            op,
+            operand,
+        } => (Some(loc), true, true, op.apply(rval, operand), ord),
+        Action::Cas {
+            loc,
+            new,
+            success,
+            failure,
+            ..
+        } => (
+            Some(loc),
+            true,
+            wrote,
+            if wrote { new } else { 0 },
+            if wrote { success } else { failure },
+        ),
+        Action::Fence { ord } => (None, false, false, 0, ord),
+        _ => (None, false, false, 0, MemOrder::Relaxed),
+    };
+    let spurious = matches!(action, Action::Cas { expected, .. } if !wrote && expected == rval);
+    Ev {
+        thread: Some(thread),
+        index,
+        action,
+        loc,
+        mode,
+        reads,
+        writes,
+        rval,
+        wval,
+        spurious,
+    }
+}
+
+/// A candidate execution: events (initialisation writes first), reads-from and
+/// a total modification order per location.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub evs: Vec<Ev>,
+    /// For each event, the write it reads from.
+    pub rf: Vec<Option<usize>>,
+    /// For each location, its writes in modification order.
+    pub mo: BTreeMap<Loc, Vec<usize>>,
+}
+
+/// Verdict on one candidate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub consistent: bool,
+    pub race: bool,
+}
+
+fn mode_in(m: MemOrder, set: &[MemOrder]) -> bool {
+    set.contains(&m)
+}
+
+/// Evaluates the axioms of `model` on `c`.
+pub fn check(c: &Candidate, model: AxModel) -> Verdict {
+    hb_and_consistency(c, model).0
+}
+
+fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
+    let evs = &c.evs;
+    let n = evs.len();
+    let sc_model = model == AxModel::Sc;
+    let mode = |i: usize| -> MemOrder {
+        let m = evs[i].mode;
+        if sc_model && m != MemOrder::NonAtomic && (evs[i].loc.is_some() || evs[i].is_fence()) {
+            MemOrder::SeqCst
+        } else {
+            m
+        }
+    };
+    let is_init = |i: usize| evs[i].thread.is_none();
+    let po = Rel::from_fn(n, |a, b| {
+        evs[a].thread.is_some() && evs[a].thread == evs[b].thread && evs[a].index < evs[b].index
+    });
+    // Thread creation and join order events like program order does (asw).
+    let mut spawn_join = Rel::empty(n);
+    for (a, ea) in evs.iter().enumerate() {
+        match ea.action {
+            Action::Spawn { child } => {
+                for (b, eb) in evs.iter().enumerate() {
+                    if eb.thread == Some(child) {
+                        spawn_join.set(a, b);
+                    }
+                }
+            }
+            Action::Join { child } => {
+                for (b, eb) in evs.iter().enumerate() {
+                    if eb.thread == Some(child) {
+                        spawn_join.set(b, a);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let sb = po.union(&spawn_join);
+    let rf = Rel::from_fn(n, |a, b| c.rf[b] == Some(a));
+    let mut mo = Rel::empty(n);
+    for order in c.mo.values() {
+        for (i, &a) in order.iter().enumerate() {
+            for &b in &order[i + 1..] {
+                mo.set(a, b);
+            }
+        }
+    }
+    let same_loc = Rel::from_fn(n, |a, b| evs[a].loc.is_some() && evs[a].loc == evs[b].loc);
+    let ext = Rel::from_fn(n, |a, b| evs[a].thread != evs[b].thread);
+    let id = Rel::from_fn(n, |a, b| a == b);
+    let is_w = |i: usize| evs[i].writes || is_init(i);
+    let is_r = |i: usize| evs[i].reads;
+    let is_rmw = |i: usize| evs[i].reads && evs[i].writes;
+    let atomic = |i: usize| evs[i].atomic() && !is_init(i);
+    let w_ = Rel::id_on(n, is_w);
+    let conflict = Rel::from_fn(n, |a, b| (is_w(a) || is_w(b)) && same_loc.get(a, b));
+
+    let (consistent, hb) = match model {
+        AxModel::Cpp20 | AxModel::Rc11 | AxModel::Sc => {
+            let rb = rf.inverse().seq(&mo).minus(&id);
+            let eco = rf.union(&mo).union(&rb).plus();
+            let rmw_id = Rel::id_on(n, is_rmw);
+            let rs = if model == AxModel::Rc11 {
+                // [W]; (sb & loc)?; [W & atomic]; (rf; rmw)*
+                w_.seq(&sb.inter(&same_loc).opt())
+                    .seq(&Rel::id_on(n, |i| is_w(i) && atomic(i)))
+                    .seq(&rf.seq(&rmw_id).star())
+            } else {
+                // [W & atomic]; (rf; rmw)*
+                Rel::id_on(n, |i| is_w(i) && atomic(i)).seq(&rf.seq(&rmw_id).star())
+            };
+            let rel_modes = [MemOrder::Release, MemOrder::AcqRel, MemOrder::SeqCst];
+            let acq_modes = [MemOrder::Acquire, MemOrder::AcqRel, MemOrder::SeqCst];
+            let f_ = Rel::id_on(n, |i| evs[i].is_fence());
+            let sw = Rel::id_on(n, |i| {
+                (evs[i].loc.is_some() || evs[i].is_fence()) && mode_in(mode(i), &rel_modes)
+            })
+            .seq(&f_.seq(&sb).opt())
+            .seq(&rs)
+            .seq(&rf)
+            .seq(&Rel::id_on(n, |i| is_r(i) && atomic(i)))
+            .seq(&sb.seq(&f_).opt())
+            .seq(&Rel::id_on(n, |i| {
+                (evs[i].loc.is_some() || evs[i].is_fence()) && mode_in(mode(i), &acq_modes)
+            }));
+            let hb = sb.union(&sw).plus();
+            let coherence = hb.seq(&eco.opt()).irreflexive();
+            let coh_rmw = rmw_id.seq(&eco).irreflexive();
+            let atomicity = rmw_id.inter(&rb.seq(&mo)).is_empty();
+            let no_thin_air = sb.union(&rf).acyclic();
+            let sc_ok = if model == AxModel::Sc {
+                sb.union(&rf).union(&mo).union(&rb).acyclic()
+            } else {
+                let sc = |i: usize| {
+                    (evs[i].loc.is_some() || evs[i].is_fence())
+                        && mode(i) == MemOrder::SeqCst
+                        && !is_init(i)
+                };
+                let sc_ = Rel::id_on(n, sc);
+                let fsc = Rel::id_on(n, |i| sc(i) && evs[i].is_fence());
+                let sbl = sb.minus(&same_loc);
+                let hbl = hb.inter(&same_loc);
+                let scb = sb
+                    .union(&sbl.seq(&hb).seq(&sbl))
+                    .union(&hbl)
+                    .union(&mo)
+                    .union(&rb);
+                let pscb = sc_
+                    .union(&fsc.seq(&hb.opt()))
+                    .seq(&scb)
+                    .seq(&sc_.union(&hb.opt().seq(&fsc)));
+                let pscf = fsc.seq(&hb.union(&hb.seq(&eco).seq(&hb))).seq(&fsc);
+                pscb.union(&pscf).acyclic()
+            };
+            (
+                coherence && coh_rmw && atomicity && no_thin_air && sc_ok,
+                hb,
+            )
+        }
+        AxModel::C11 => {
+            let m_ = |i: usize| evs[i].loc.is_some();
+            // asw: initial writes synchronise with every other memory event.
+            let asw = Rel::from_fn(n, |a, b| is_init(a) && m_(b) && !is_init(b)).union(&spawn_join);
+            let cacq = |i: usize| {
+                let m = evs[i].mode;
+                m == MemOrder::Acquire
+                    || m == MemOrder::AcqRel
+                    || (m == MemOrder::SeqCst && (evs[i].reads || evs[i].is_fence()))
+            };
+            let crel = |i: usize| {
+                let m = evs[i].mode;
+                m == MemOrder::Release
+                    || m == MemOrder::AcqRel
+                    || (m == MemOrder::SeqCst && (is_w(i) || evs[i].is_fence()))
+            };
+            let fr = rf.inverse().seq(&mo);
+            let fsb = Rel::from_fn(n, |a, b| po.get(a, b) && evs[a].is_fence());
+            let sbf = Rel::from_fn(n, |a, b| po.get(a, b) && evs[b].is_fence());
+            let int = Rel::from_fn(n, |a, b| evs[a].thread == evs[b].thread);
+            let rs_prime = int.union(&Rel::from_fn(n, |_, b| is_rmw(b)));
+            let rs = mo.inter(&rs_prime).minus(&mo.minus(&rs_prime).seq(&mo));
+            let swra = ext.inter(
+                &Rel::id_on(n, |i| (m_(i) || evs[i].is_fence()) && crel(i))
+                    .seq(&fsb.opt())
+                    .seq(&Rel::id_on(n, |i| atomic(i) && is_w(i)))
+                    .seq(&rs.opt())
+                    .seq(&rf)
+                    .seq(&Rel::id_on(n, |i| is_r(i) && atomic(i)))
+                    .seq(&sbf.opt())
+                    .seq(&Rel::id_on(n, |i| (m_(i) || evs[i].is_fence()) && cacq(i))),
+            );
+            let pp_asw = asw.minus(&asw.seq(&po));
+            let sw = pp_asw.union(&swra);
+            let ithbr = sw.union(&sw.seq(&po));
+            let ithb = ithbr.union(&po.seq(&ithbr)).plus();
+            let hb = po.union(&ithb);
+            let hbl = hb.inter(&same_loc);
+            let hb_ok = hb.acyclic();
+            let coh = rf
+                .inverse()
+                .opt()
+                .seq(&mo)
+                .seq(&rf.opt())
+                .seq(&hb)
+                .irreflexive();
+            let w_to_r = Rel::from_fn(n, |a, b| is_w(a) && is_r(b));
+            let vis = hbl.inter(&w_to_r).minus(&hbl.seq(&w_).seq(&hbl));
+            let rf_ok = rf.seq(&hb).irreflexive();
+            let na_reads = Rel::id_on(n, |i| is_r(i) && !atomic(i));
+            let narf = rf.seq(&na_reads).minus(&vis).is_empty();
+            let final_na = |i: usize| {
+                is_w(i) && !atomic(i) && !is_init(i) && c.mo.values().any(|o| o.last() == Some(&i))
+            };
+            let narf2 = Rel::id_on(n, final_na).seq(&hbl).seq(&w_).is_empty();
+            let rmw = rf
+                .union(&mo.seq(&mo).seq(&rf.inverse()))
+                .union(&mo.seq(&rf))
+                .irreflexive();
+            let sc = |i: usize| {
+                (m_(i) || evs[i].is_fence()) && evs[i].mode == MemOrder::SeqCst && !is_init(i)
+            };
+            let scp = Rel::from_fn(n, |a, b| sc(a) && sc(b))
+                .inter(&fsb.opt().seq(&mo.union(&fr).union(&hb)).seq(&sbf.opt()))
+                .minus(&id);
+            let ssimp = scp.acyclic();
+            (hb_ok && coh && rf_ok && narf && narf2 && rmw && ssimp, hb)
+        }
+    };
+    let race = consistent && {
+        let both_atomic = Rel::from_fn(n, |a, b| atomic(a) && atomic(b));
+        let not_init = Rel::from_fn(n, |a, b| !is_init(a) && !is_init(b));
+        !conflict
+            .inter(&ext)
+            .inter(&not_init)
+            .minus(&hb)
+            .minus(&hb.inverse())
+            .minus(&both_atomic)
+            .is_empty()
+    };
+    (Verdict { consistent, race }, hb)
+}
+
+/// A program the checker can enumerate: threads run against an answering oracle.
+pub trait TraceProgram {
+    fn init(&self) -> Vec<Value>;
+    fn num_threads(&self) -> usize;
+    /// Runs thread `t`, calling `answer` for every action in order; `answer`
+    /// returns the value read and whether a CAS wrote, or `None` to stop the run
+    /// at that action.
+    fn run(&self, t: usize, answer: &mut dyn FnMut(Action) -> Option<(Value, bool)>) -> RunEnd;
+}
+
+/// How a thread run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The thread finished with these registers.
+    Finished(Vec<Value>),
+    /// The thread reached a loop bound.
+    Blocked,
+    /// `answer` declined an action.
+    Stopped,
+}
+
+/// One thread's trace: its events (with values) and final registers.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    pub evs: Vec<Ev>,
+    pub regs: Vec<Value>,
+}
+
+/// Every trace of thread `t` whose reads return values from `domains` (per
+/// location) or from the thread's own earlier writes.
+pub fn thread_traces(p: &dyn TraceProgram, t: usize, domains: &[BTreeSet<Value>]) -> Vec<Trace> {
+    let mut out = Vec::new();
+    let mut prefix: Vec<usize> = Vec::new();
+    loop {
+        let mut sizes: Vec<usize> = Vec::new();
+        let mut chosen: Vec<usize> = Vec::new();
+        let mut evs: Vec<Ev> = Vec::new();
+        let end = p.run(t, &mut |a: Action| {
+            let values = |loc: Loc| -> BTreeSet<Value> {
+                let mut d = domains[loc.0 as usize].clone();
+                d.extend(
+                    evs.iter()
+                        .filter(|e| e.writes && e.loc == Some(loc))
+                        .map(|e| e.wval),
+                );
+                d
+            };
+            let options: Vec<(Value, bool)> = match a {
+                Action::Load { loc, .. } | Action::Rmw { loc, .. } => {
+                    values(loc).into_iter().map(|v| (v, true)).collect()
+                }
+                Action::Cas {
+                    loc,
+                    expected,
+                    weak,
+                    ..
+                } => {
+                    let mut o = Vec::new();
+                    for v in values(loc) {
+                        o.push((v, v == expected));
+                        if weak && v == expected {
+                            o.push((v, false));
+                        }
+                    }
+                    o
+                }
+                _ => vec![(0, false)],
+            };
+            let k = chosen.len();
+            let idx = prefix.get(k).copied().unwrap_or(0);
+            chosen.push(idx);
+            sizes.push(options.len());
+            let (v, wrote) = options[idx];
+            let wrote = match a {
+                Action::Cas { .. } => wrote,
+                _ => a.may_write(),
+            };
+            evs.push(make_event(t as u32, evs.len() as u32, a, v, wrote));
+            Some((v, wrote))
+        });
+        if let RunEnd::Finished(regs) = end {
+            out.push(Trace { evs, regs });
+        }
+        // Advance the odometer.
+        prefix = chosen;
+        loop {
+            match prefix.pop() {
+                None => return out,
+                Some(i) => {
+                    let k = prefix.len();
+                    if i + 1 < sizes[k] {
+                        prefix.push(i + 1);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The key that identifies an execution up to reads-from equivalence: each read's
+/// source, weak-CAS spurious failures, and the mo-last write of observed locations.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExecKey {
+    pub rf: Vec<(EventId, EventId)>,
+    pub spurious: Vec<EventId>,
+    pub finals: Vec<(Loc, EventId)>,
+    pub thread_lens: Vec<u32>,
+}
+
+/// Result of enumerating a program.
+#[derive(Clone, Debug, Default)]
+pub struct Enumeration {
+    /// Distinct executions (reads-from classes with observed finals).
+    pub executions: BTreeSet<ExecKey>,
+    /// Final states: registers of every thread, then the observed locations' final values.
+    pub states: BTreeSet<(Vec<Vec<Value>>, Vec<Value>)>,
+    pub race: bool,
+    /// Candidates examined (for curiosity and limits).
+    pub candidates: u64,
+}
+
+/// Why enumeration gave up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EnumError {
+    /// Read values kept growing (an unbounded counter).
+    DomainDiverged,
+    /// More candidates than the limit.
+    TooLarge,
+}
+
+/// Enumerates every consistent execution of `p` under `model`.
+///
+/// Models that forbid po ∪ rf cycles are enumerated by building executions in
+/// porf order (each read picks an existing write); `c11` needs reads to see
+/// writes that do not exist yet, so there each thread's traces are generated
+/// with guessed values (closed under what the other threads can write).
+pub fn enumerate(
+    p: &dyn TraceProgram,
+    model: AxModel,
+    observed: &[Loc],
+    limit: u64,
+) -> Result<Enumeration, EnumError> {
+    if model != AxModel::C11 {
+        return enumerate_porf(p, model, observed, limit);
+    }
+    let init = p.init();
+    let nt = p.num_threads();
+    let initial: Vec<BTreeSet<Value>> = init.iter().map(|&v| BTreeSet::from([v])).collect();
+    let mut domains: Vec<Vec<BTreeSet<Value>>> = vec![initial.clone(); nt];
+    let mut traces: Vec<Vec<Trace>>;
+    let mut rounds = 0;
+    loop {
+        traces = (0..nt).map(|t| thread_traces(p, t, &domains[t])).collect();
+        let mut grew = false;
+        for t in 0..nt {
+            let mut d = initial.clone();
+            for (u, tr) in traces.iter().enumerate() {
+                if u == t {
+                    continue;
+                }
+                for e in tr.iter().flat_map(|tr| &tr.evs) {
+                    if e.writes {
+                        d[e.loc.unwrap().0 as usize].insert(e.wval);
+                    }
+                }
+            }
+            if d != domains[t] {
+                grew = true;
+                domains[t] = d;
+            }
+        }
+        if !grew {
+            break;
+        }
+        rounds += 1;
+        if rounds > 16 || domains.iter().flatten().any(|d| d.len() > 24) {
+            return Err(EnumError::DomainDiverged);
+        }
+    }
+    let mut out = Enumeration::default();
+    let mut pick = vec![0usize; nt];
+    if traces.iter().any(|t| t.is_empty()) {
+        return Ok(out);
+    }
+    loop {
+        let mut evs = init_events(&init);
+        for (t, &i) in pick.iter().enumerate() {
+            evs.extend(traces[t][i].evs.iter().cloned());
+        }
+        let regs: Vec<Vec<Value>> = pick
+            .iter()
+            .enumerate()
+            .map(|(t, &i)| traces[t][i].regs.clone())
+            .collect();
+        combine(evs, regs, model, observed, limit, &mut out)?;
+        // next combination
+        let mut k = nt;
+        loop {
+            if k == 0 {
+                return Ok(out);
+            }
+            k -= 1;
+            pick[k] += 1;
+            if pick[k] < traces[k].len() {
+                break;
+            }
+            pick[k] = 0;
+        }
+    }
+}
+
+/// One step of a thread in the porf-ordered enumeration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Step {
+    action: Action,
+    rval: Value,
+    wrote: bool,
+    rf: Option<EventId>,
+}
+
+enum Next {
+    Pending(Action),
+    Finished(Vec<Value>),
+    Blocked,
+}
+
+fn next_of(p: &dyn TraceProgram, t: usize, steps: &[Step]) -> Next {
+    let mut i = 0;
+    let mut pending = None;
+    match p.run(t, &mut |a| {
+        if let Some(s) = steps.get(i) {
+            i += 1;
+            Some((s.rval, s.wrote))
+        } else {
+            pending = Some(a);
+            None
+        }
+    }) {
+        RunEnd::Finished(regs) => Next::Finished(regs),
+        RunEnd::Blocked => Next::Blocked,
+        RunEnd::Stopped => Next::Pending(pending.unwrap()),
+    }
+}
+
+fn enumerate_porf(
+    p: &dyn TraceProgram,
+    model: AxModel,
+    observed: &[Loc],
+    limit: u64,
+) -> Result<Enumeration, EnumError> {
+    let init = p.init();
+    let nt = p.num_threads();
+    let mut out = Enumeration::default();
+    let mut seen: std::collections::HashSet<Vec<Vec<Step>>> = std::collections::HashSet::new();
+    let mut stack: Vec<Vec<Vec<Step>>> = vec![vec![Vec::new(); nt]];
+    while let Some(state) = stack.pop() {
+        if !seen.insert(state.clone()) {
+            continue;
+        }
+        if seen.len() as u64 > limit {
+            return Err(EnumError::TooLarge);
+        }
+        let mut any_pending = false;
+        let mut blocked = false;
+        let mut regs: Vec<Vec<Value>> = vec![Vec::new(); nt];
+        let nexts: Vec<Next> = (0..nt).map(|t| next_of(p, t, &state[t])).collect();
+        // Events that read nothing can be added as soon as they are next, in a
+        // fixed thread order: this prunes interleavings without losing any
+        // porf-ordered construction of an execution.
+        let eager = nexts
+            .iter()
+            .position(|n| matches!(n, Next::Pending(a) if !a.reads()));
+        for (t, next) in nexts.into_iter().enumerate() {
+            if eager.is_some_and(|e| e != t) {
+                any_pending = true;
+                continue;
+            }
+            match next {
+                Next::Finished(r) => regs[t] = r,
+                Next::Blocked => blocked = true,
+                Next::Pending(a) => {
+                    any_pending = true;
+                    let id = EventId::new(t as u32, state[t].len() as u32);
+                    let mut choices: Vec<(Value, bool, Option<EventId>)> = Vec::new();
+                    if let Some(loc) = a.loc().filter(|_| a.reads()) {
+                        let mut writes = vec![(EventId::init(loc), init[loc.0 as usize])];
+                        for (u, th) in state.iter().enumerate() {
+                            for (i, s) in th.iter().enumerate() {
+                                if s.wrote && s.action.loc() == Some(loc) {
+                                    let ev = make_event(u as u32, i as u32, s.action, s.rval, true);
+                                    writes.push((EventId::new(u as u32, i as u32), ev.wval));
+                                }
+                            }
+                        }
+                        for (w, v) in writes {
+                            match a {
+                                Action::Cas { expected, weak, .. } => {
+                                    choices.push((v, v == expected, Some(w)));
+                                    if weak && v == expected {
+                                        choices.push((v, false, Some(w)));
+                                    }
+                                }
+                                _ => choices.push((v, a.may_write(), Some(w))),
+                            }
+                        }
+                    } else {
+                        choices.push((0, a.may_write(), None));
+                    }
+                    let _ = id;
+                    for (v, wrote, rf) in choices {
+                        let mut next = state.clone();
+                        next[t].push(Step {
+                            action: a,
+                            rval: v,
+                            wrote,
+                            rf,
+                        });
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+        if any_pending || blocked {
+            continue;
+        }
+        // A complete execution: events and rf are fixed; try every mo.
+        let mut evs = init_events(&init);
+        let mut index_of: BTreeMap<EventId, usize> = BTreeMap::new();
+        for l in 0..init.len() {
+            index_of.insert(EventId::init(Loc(l as u32)), l);
+        }
+        for (t, th) in state.iter().enumerate() {
+            for (i, s) in th.iter().enumerate() {
+                index_of.insert(EventId::new(t as u32, i as u32), evs.len());
+                evs.push(make_event(t as u32, i as u32, s.action, s.rval, s.wrote));
+            }
+        }
+        let mut rf = vec![None; evs.len()];
+        for (t, th) in state.iter().enumerate() {
+            for (i, s) in th.iter().enumerate() {
+                if let Some(w) = s.rf {
+                    rf[index_of[&EventId::new(t as u32, i as u32)]] = Some(index_of[&w]);
+                }
+            }
+        }
+        // Coherence is per location and, in these models, hb does not depend on
+        // mo: keep only the per-location orders that pass `hb;eco?` and atomicity
+        // before trying their combinations against all axioms.
+        let probe = Candidate {
+            evs: evs.clone(),
+            rf: rf.clone(),
+            mo: BTreeMap::new(),
+        };
+        let hb = happens_before(&probe, model);
+        for_each_mo_filtered(&evs, &|l, order| coherent_at(&probe, &hb, l, order), |mo| {
+            let cand = Candidate {
+                evs: evs.clone(),
+                rf: rf.clone(),
+                mo,
+            };
+            out.candidates += 1;
+            record(&cand, &regs, model, observed, &mut out);
+        });
+    }
+    Ok(out)
+}
+
+/// `hb` of the rc11-style models (it does not depend on mo there).
+fn happens_before(c: &Candidate, model: AxModel) -> Rel {
+    hb_and_consistency(c, model).1
+}
+
+/// Whether `order` (the writes to `l` in modification order) is coherent at `l`
+/// given `hb`: `hb;eco?` irreflexive and RMW atomicity, on `l`'s events only.
+fn coherent_at(c: &Candidate, hb: &Rel, l: Loc, order: &[usize]) -> bool {
+    let n = c.evs.len();
+    let at = |i: usize| c.evs[i].loc == Some(l);
+    let mut mo = Rel::empty(n);
+    for (i, &a) in order.iter().enumerate() {
+        for &b in &order[i + 1..] {
+            mo.set(a, b);
+        }
+    }
+    let rf = Rel::from_fn(n, |a, b| at(b) && c.rf[b] == Some(a));
+    let id = Rel::from_fn(n, |a, b| a == b);
+    let rb = rf.inverse().seq(&mo).minus(&id);
+    let eco = rf.union(&mo).union(&rb).plus();
+    let hbl = Rel::from_fn(n, |a, b| at(a) && at(b) && hb.get(a, b));
+    let rmw = Rel::id_on(n, |i| at(i) && c.evs[i].reads && c.evs[i].writes);
+    hbl.seq(&eco.opt()).irreflexive() && rmw.inter(&rb.seq(&mo)).is_empty()
+}
+
+/// Like [`for_each_mo`], with per-location orders filtered by `keep`.
+fn for_each_mo_filtered(
+    evs: &[Ev],
+    keep: &dyn Fn(Loc, &[usize]) -> bool,
+    mut f: impl FnMut(BTreeMap<Loc, Vec<usize>>),
+) {
+    let n = evs.len();
+    let locs: BTreeSet<Loc> = evs.iter().filter_map(|e| e.loc).collect();
+    let per_loc: Vec<(Loc, Vec<Vec<usize>>)> = locs
+        .iter()
+        .map(|&l| {
+            let ws: Vec<usize> = (0..n)
+                .filter(|&w| evs[w].writes && evs[w].thread.is_some() && evs[w].loc == Some(l))
+                .collect();
+            let orders = permutations(&ws)
+                .into_iter()
+                .map(|p| {
+                    let mut o = vec![l.0 as usize];
+                    o.extend(p);
+                    o
+                })
+                .filter(|o| keep(l, o))
+                .collect();
+            (l, orders)
+        })
+        .collect();
+    if per_loc
+        .iter()
+        .any(|(_, o): &(Loc, Vec<Vec<usize>>)| o.is_empty())
+    {
+        return;
+    }
+    let mut pick = vec![0usize; per_loc.len()];
+    loop {
+        let mo: BTreeMap<Loc, Vec<usize>> = per_loc
+            .iter()
+            .enumerate()
+            .map(|(k, (l, o))| (*l, o[pick[k]].clone()))
+            .collect();
+        f(mo);
+        let mut k = per_loc.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            pick[k] += 1;
+            if pick[k] < per_loc[k].1.len() {
+                break;
+            }
+            pick[k] = 0;
+        }
+    }
+}
+
+/// Calls `f` with every modification order of the writes in `evs`.
+fn for_each_mo(evs: &[Ev], mut f: impl FnMut(BTreeMap<Loc, Vec<usize>>)) {
+    let n = evs.len();
+    let locs: BTreeSet<Loc> = evs.iter().filter_map(|e| e.loc).collect();
+    let per_loc: Vec<(Loc, Vec<Vec<usize>>)> = locs
+        .iter()
+        .map(|&l| {
+            let ws: Vec<usize> = (0..n)
+                .filter(|&w| evs[w].writes && evs[w].thread.is_some() && evs[w].loc == Some(l))
+                .collect();
+            (l, permutations(&ws))
+        })
+        .collect();
+    let mut pick = vec![0usize; per_loc.len()];
+    loop {
+        let mut mo = BTreeMap::new();
+        for (k, (l, perms)) in per_loc.iter().enumerate() {
+            let mut order = vec![l.0 as usize];
+            order.extend(perms[pick[k]].iter().copied());
+            mo.insert(*l, order);
+        }
+        f(mo);
+        let mut k = per_loc.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            pick[k] += 1;
+            if pick[k] < per_loc[k].1.len() {
+                break;
+            }
+            pick[k] = 0;
+        }
+    }
+}
+
+fn record(
+    cand: &Candidate,
+    regs: &[Vec<Value>],
+    model: AxModel,
+    observed: &[Loc],
+    out: &mut Enumeration,
+) {
+    let v = check(cand, model);
+    if !v.consistent {
+        return;
+    }
+    out.race |= v.race;
+    let finals: Vec<(Loc, EventId)> = observed
+        .iter()
+        .map(|&l| (l, cand.evs[*cand.mo[&l].last().unwrap()].id()))
+        .collect();
+    let vals: Vec<Value> = observed
+        .iter()
+        .map(|&l| cand.evs[*cand.mo[&l].last().unwrap()].wval)
+        .collect();
+    out.executions.insert(exec_key(cand, finals));
+    out.states.insert((regs.to_vec(), vals));
+}
+
+fn init_events(init: &[Value]) -> Vec<Ev> {
+    init.iter()
+        .enumerate()
+        .map(|(l, &v)| Ev {
+            thread: None,
+            index: l as u32,
+            action: Action::Store {
+                loc: Loc(l as u32),
+                ord: MemOrder::NonAtomic,
+                val: v,
+            },
+            loc: Some(Loc(l as u32)),
+            mode: MemOrder::NonAtomic,
+            reads: false,
+            writes: true,
+            rval: 0,
+            wval: v,
+            spurious: false,
+        })
+        .collect()
+}
+
+fn combine(
+    evs: Vec<Ev>,
+    regs: Vec<Vec<Value>>,
+    model: AxModel,
+    observed: &[Loc],
+    limit: u64,
+    out: &mut Enumeration,
+) -> Result<(), EnumError> {
+    let n = evs.len();
+    // Possible sources of each read: same location, same value, not itself.
+    let mut sources: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for r in 0..n {
+        if !evs[r].reads {
+            continue;
+        }
+        sources[r] = (0..n)
+            .filter(|&w| {
+                w != r && evs[w].writes && evs[w].loc == evs[r].loc && evs[w].wval == evs[r].rval
+            })
+            .collect();
+        if sources[r].is_empty() {
+            return Ok(());
+        }
+    }
+    let reads: Vec<usize> = (0..n).filter(|&r| evs[r].reads).collect();
+    let mut choice = vec![0usize; reads.len()];
+    loop {
+        let mut rf = vec![None; n];
+        for (k, &r) in reads.iter().enumerate() {
+            rf[r] = Some(sources[r][choice[k]]);
+        }
+        let mut too_large = false;
+        for_each_mo(&evs, |mo| {
+            out.candidates += 1;
+            if out.candidates > limit {
+                too_large = true;
+                return;
+            }
+            let cand = Candidate {
+                evs: evs.clone(),
+                rf: rf.clone(),
+                mo,
+            };
+            record(&cand, &regs, model, observed, out);
+        });
+        if too_large {
+            return Err(EnumError::TooLarge);
+        }
+        // next rf
+        let mut k = reads.len();
+        loop {
+            if k == 0 {
+                return Ok(());
+            }
+            k -= 1;
+            choice[k] += 1;
+            if choice[k] < sources[reads[k]].len() {
+                break;
+            }
+            choice[k] = 0;
+        }
+    }
+}
+
+fn exec_key(c: &Candidate, finals: Vec<(Loc, EventId)>) -> ExecKey {
+    let mut rf: Vec<(EventId, EventId)> =
+        c.rf.iter()
+            .enumerate()
+            .filter_map(|(r, w)| w.map(|w| (c.evs[r].id(), c.evs[w].id())))
+            .collect();
+    rf.sort();
+    let spurious = c
+        .evs
+        .iter()
+        .filter(|e| e.spurious)
+        .map(|e| e.id())
+        .collect();
+    let mut lens: BTreeMap<u32, u32> = BTreeMap::new();
+    for e in &c.evs {
+        if let Some(t) = e.thread {
+            *lens.entry(t).or_default() += 1;
+        }
+    }
+    ExecKey {
+        rf,
+        spurious,
+        finals,
+        thread_lens: lens.values().copied().collect(),
+    }
+}
+
+fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
+    if xs.is_empty() {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for i in 0..xs.len() {
+        let mut rest = xs.to_vec();
+        let x = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The key of an execution graph the explorer produced (same shape as the
+/// enumeration's), for comparing the two.
+pub fn graph_key(g: &ExecutionGraph, finals: &[(Loc, EventId)]) -> ExecKey {
+    let mut rf: Vec<(EventId, EventId)> = g
+        .events()
+        .filter_map(|(id, e)| e.rf.map(|w| (id, w)))
+        .collect();
+    rf.sort();
+    let spurious = g
+        .events()
+        .filter(|(_, e)| e.spurious_fail)
+        .map(|(id, _)| id)
+        .collect();
+    ExecKey {
+        rf,
+        spurious,
+        finals: finals.to_vec(),
+        thread_lens: (0..g.num_threads() as u32)
+            .map(|t| {
+                g.thread_events(t)
+                    .iter()
+                    .filter(|e| !matches!(e.action, Action::Finish))
+                    .count() as u32
+            })
+            .collect(),
+    }
+}
+
+/// Whether some modification order makes the explorer's graph consistent under
+/// `model` with the given mo-last writes: the independent check of one execution.
+pub fn graph_consistent(
+    g: &ExecutionGraph,
+    finals: &[(Loc, EventId)],
+    model: AxModel,
+) -> Option<Verdict> {
+    let mut evs = init_events(
+        &(0..g.num_locs())
+            .map(|l| g.init_value(Loc(l as u32)))
+            .collect::<Vec<_>>(),
+    );
+    let mut index_of: BTreeMap<EventId, usize> = BTreeMap::new();
+    for l in 0..g.num_locs() {
+        index_of.insert(EventId::init(Loc(l as u32)), l);
+    }
+    for (id, e) in g.events() {
+        if matches!(e.action, Action::Finish) {
+            continue;
+        }
+        index_of.insert(id, evs.len());
+        evs.push(make_event(
+            id.thread,
+            id.index,
+            e.action,
+            e.read_val,
+            e.is_write(),
+        ));
+    }
+    let n = evs.len();
+    let mut rf = vec![None; n];
+    for (id, e) in g.events() {
+        if let Some(w) = e.rf {
+            rf[index_of[&id]] = Some(index_of[&w]);
+        }
+    }
+    let locs: BTreeSet<Loc> = evs.iter().filter_map(|e| e.loc).collect();
+    let per_loc: Vec<(Loc, Vec<Vec<usize>>)> = locs
+        .iter()
+        .map(|&l| {
+            let ws: Vec<usize> = (0..n)
+                .filter(|&w| evs[w].writes && evs[w].thread.is_some() && evs[w].loc == Some(l))
+                .collect();
+            let perms = permutations(&ws)
+                .into_iter()
+                .filter(|p| match finals.iter().find(|(fl, _)| *fl == l) {
+                    Some((_, w)) => {
+                        let last = p.last().copied().unwrap_or(l.0 as usize);
+                        last == index_of[w]
+                    }
+                    None => true,
+                })
+                .collect();
+            (l, perms)
+        })
+        .collect();
+    if per_loc.iter().any(|(_, p)| p.is_empty()) {
+        return None;
+    }
+    let mut pick = vec![0usize; per_loc.len()];
+    loop {
+        let mut mo = BTreeMap::new();
+        for (k, (l, perms)) in per_loc.iter().enumerate() {
+            let mut order = vec![l.0 as usize];
+            order.extend(perms[pick[k]].iter().copied());
+            mo.insert(*l, order);
+        }
+        let cand = Candidate {
+            evs: evs.clone(),
+            rf: rf.clone(),
+            mo,
+        };
+        let v = check(&cand, model);
+        if v.consistent {
+            return Some(v);
+        }
+        let mut k = per_loc.len();
+        loop {
+            if k == 0 {
+                return None;
+            }
+            k -= 1;
+            pick[k] += 1;
+            if pick[k] < per_loc[k].1.len() {
+                break;
+            }
+            pick[k] = 0;
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Helpers shared by the litmus integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The conformance suite: `$C11CHECK_CONFORMANCE` or `../shared/conformance` from the
+/// workspace root. Panics loudly when it is missing: the tests must not pass silently.
+pub fn conformance_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("C11CHECK_CONFORMANCE") {
+        let p = PathBuf::from(d);
+        assert!(
+            p.is_dir(),
+            "C11CHECK_CONFORMANCE={} is not a directory",
+            p.display()
+        );
+        return p;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let p = root.join("../shared/conformance");
+    assert!(
+        p.is_dir(),
+        "conformance suite not found at {} (set C11CHECK_CONFORMANCE to its directory)",
+        p.display()
+    );
+    p
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `*.litmus` file below `dir`, sorted.
+pub fn litmus_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "litmus") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
