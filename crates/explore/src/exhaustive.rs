@@ -186,12 +186,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     // this graph is dropped, but its backward revisits (which make
                     // that RMW read from this one) are executions to explore.
                     g2.event_mut(id).added_max = false;
-                    let before = g2.restrict(&View(
-                        (0..g2.num_threads() as u32)
-                            .map(|t| g2.thread_len(t) - u32::from(t == id.thread))
-                            .collect(),
-                    ));
-                    self.calc_revisits_with(&g2, id, &before);
+                    self.calc_revisits_with(&g2, id, true);
                 }
             }
         }
@@ -214,13 +209,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
 
     /// Pushes every allowed backward revisit of the reads added before write `w`.
     fn calc_revisits(&mut self, g: &ExecutionGraph, w: EventId) {
-        self.calc_revisits_with(g, w, g);
+        self.calc_revisits_with(g, w, false);
     }
 
-    /// Like [`Self::calc_revisits`]; `mo_source` is the graph whose forced
-    /// modification order the maximality condition consults (`g` itself unless
-    /// `g` is an atomicity-violating intermediate graph).
-    fn calc_revisits_with(&mut self, g: &ExecutionGraph, w: EventId, mo_source: &ExecutionGraph) {
+    /// Like [`Self::calc_revisits`]; `stealing` says `g` is an intermediate graph
+    /// where RMW `w` reads the source of another, still revisitable RMW.
+    fn calc_revisits_with(&mut self, g: &ExecutionGraph, w: EventId, stealing: bool) {
         let model = self.config.model;
         let loc = g.loc_of(w).unwrap();
         let prefix = g.porf_prefix(w);
@@ -235,7 +229,11 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             })
             .map(|(id, _)| id)
             .collect();
-        let analysis = Analysis::new(mo_source, model).ok();
+        let analysis = if stealing {
+            Analysis::new_tolerating_atomicity(g, model).ok()
+        } else {
+            Analysis::new(g, model).ok()
+        };
         for r in reads {
             let rstamp = g.event(r).stamp;
             let mut keep = View(
@@ -261,7 +259,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                         && !(e.is_read()
                             && analysis
                                 .as_ref()
-                                .is_some_and(|a| mo_before_saved(a, e.rf.unwrap(), &keep, r, w)))
+                                .is_some_and(|a| reads_non_maximally(a, e.rf.unwrap(), &keep, r, w)))
                 });
             if !maximal {
                 continue;
@@ -434,11 +432,14 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
     true
 }
 
-/// Whether write `src` is forced before some write of the saved part of a
-/// revisit (the kept events other than the revisited read `r` and the revisiting
-/// write `w`): a read from `src` then does not read "maximally" with respect to
-/// what the revisit keeps, and another branch performs the same revisit.
-fn mo_before_saved(a: &Analysis<'_>, src: EventId, keep: &View, r: EventId, w: EventId) -> bool {
+/// Whether a read from `src` is not the canonical ("maximal") choice with
+/// respect to the saved part of a revisit (the kept events other than the
+/// revisited read `r` and the revisiting write `w`): either `src` is forced
+/// before a saved write, or another saved write that could also be last in
+/// modification order was added later. Exactly one of the graphs that differ
+/// only in the removed part reads maximally everywhere, so only that one
+/// performs the revisit.
+fn reads_non_maximally(a: &Analysis<'_>, src: EventId, keep: &View, r: EventId, w: EventId) -> bool {
     let Some(loc) = a.g.loc_of(src) else {
         return false;
     };
@@ -446,9 +447,21 @@ fn mo_before_saved(a: &Analysis<'_>, src: EventId, keep: &View, r: EventId, w: E
     let Some(si) = lm.writes.iter().position(|&x| x == src) else {
         return false;
     };
-    lm.writes.iter().enumerate().any(|(xi, &x)| {
-        x != w && x != r && x != src && !x.is_init() && keep.contains(x) && lm.mo(si, xi)
-    })
+    let saved: Vec<usize> = lm
+        .writes
+        .iter()
+        .enumerate()
+        .filter(|&(xi, &x)| xi == si || (x != w && x != r && (x.is_init() || keep.contains(x))))
+        .map(|(xi, _)| xi)
+        .collect();
+    let maximal = |xi: usize| saved.iter().all(|&yi| yi == xi || !lm.mo(xi, yi));
+    if !maximal(si) {
+        return true;
+    }
+    let stamp = |xi: usize| a.g.stamp(lm.writes[xi]);
+    saved
+        .iter()
+        .any(|&yi| yi != si && maximal(yi) && stamp(yi) > stamp(si))
 }
 
 /// Whether RMW `e` reading `w` conflicts only with another RMW that read `w` and

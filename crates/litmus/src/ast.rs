@@ -35,6 +35,15 @@ pub enum Stmt {
     While(Expr, Vec<Stmt>),
 }
 
+/// The location an atomic call accesses: a location, or an array element
+/// `base + offset` (elements of an array are consecutive locations).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocRef {
+    pub base: u32,
+    pub len: u32,
+    pub offset: Option<Box<Expr>>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
     Int(Value),
@@ -44,23 +53,23 @@ pub enum Expr {
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Load {
-        loc: u32,
+        loc: LocRef,
         ord: MemOrder,
     },
     Store {
-        loc: u32,
+        loc: LocRef,
         val: Box<Expr>,
         ord: MemOrder,
     },
     Rmw {
-        loc: u32,
+        loc: LocRef,
         op: RmwOp,
         val: Box<Expr>,
         ord: MemOrder,
     },
     /// compare_exchange: `expected` names the location holding the expected value.
     Cas {
-        loc: u32,
+        loc: LocRef,
         expected: u32,
         desired: Box<Expr>,
         success: MemOrder,

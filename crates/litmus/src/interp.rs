@@ -29,6 +29,14 @@ pub struct ThreadEnd {
     pub blocked: bool,
 }
 
+/// Why interpretation stopped early.
+enum Halt {
+    /// The oracle declined to answer.
+    Pending,
+    /// The thread blocked (loop bound or invalid access) and emitted `Block`.
+    Blocked,
+}
+
 struct Interp<'o> {
     locals: Vec<Value>,
     oracle: &'o mut dyn FnMut(Action) -> Option<Reply>,
@@ -51,7 +59,11 @@ pub fn run_thread(
         loop_bound,
         blocked: false,
     };
-    it.block(&th.body)?;
+    match it.block(&th.body) {
+        Ok(()) => {}
+        Err(Halt::Pending) => return Err(Pending),
+        Err(Halt::Blocked) => it.blocked = true,
+    }
     Ok(ThreadEnd {
         locals: it.locals,
         blocked: it.blocked,
@@ -59,11 +71,26 @@ pub fn run_thread(
 }
 
 impl Interp<'_> {
-    fn ask(&mut self, a: Action) -> Result<Reply, Pending> {
-        (self.oracle)(a).ok_or(Pending)
+    /// Resolves a location reference; an out-of-bounds element blocks the thread.
+    fn loc(&mut self, l: &LocRef) -> Result<Loc, Halt> {
+        let off = match &l.offset {
+            Some(e) => self.eval(e)?,
+            None => 0,
+        };
+        if off < 0 || off >= l.len as Value {
+            self.ask(Action::Block {
+                reason: BlockReason::Assume,
+            })?;
+            return Err(Halt::Blocked);
+        }
+        Ok(Loc(l.base + off as u32))
     }
 
-    fn block(&mut self, stmts: &[Stmt]) -> Result<(), Pending> {
+    fn ask(&mut self, a: Action) -> Result<Reply, Halt> {
+        (self.oracle)(a).ok_or(Halt::Pending)
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) -> Result<(), Halt> {
         for s in stmts {
             if self.blocked {
                 return Ok(());
@@ -98,8 +125,7 @@ impl Interp<'_> {
                             self.ask(Action::Block {
                                 reason: BlockReason::Bound,
                             })?;
-                            self.blocked = true;
-                            return Ok(());
+                            return Err(Halt::Blocked);
                         }
                         n += 1;
                         self.block(body)?;
@@ -113,7 +139,7 @@ impl Interp<'_> {
         Ok(())
     }
 
-    fn eval(&mut self, e: &Expr) -> Result<Value, Pending> {
+    fn eval(&mut self, e: &Expr) -> Result<Value, Halt> {
         Ok(match e {
             Expr::Int(v) => *v,
             Expr::Local(i) => self.locals[*i],
@@ -162,25 +188,24 @@ impl Interp<'_> {
                 }
             }
             Expr::Load { loc, ord } => {
-                self.ask(Action::Load {
-                    loc: Loc(*loc),
-                    ord: *ord,
-                })?
-                .val
+                let loc = self.loc(loc)?;
+                self.ask(Action::Load { loc, ord: *ord })?.val
             }
             Expr::Store { loc, val, ord } => {
+                let loc = self.loc(loc)?;
                 let val = self.eval(val)?;
                 self.ask(Action::Store {
-                    loc: Loc(*loc),
+                    loc,
                     ord: *ord,
                     val,
                 })?;
                 0
             }
             Expr::Rmw { loc, op, val, ord } => {
+                let loc = self.loc(loc)?;
                 let operand = self.eval(val)?;
                 self.ask(Action::Rmw {
-                    loc: Loc(*loc),
+                    loc,
                     ord: *ord,
                     op: *op,
                     operand,
@@ -195,6 +220,7 @@ impl Interp<'_> {
                 failure,
                 weak,
             } => {
+                let loc = self.loc(loc)?;
                 let exp = self
                     .ask(Action::Load {
                         loc: Loc(*expected),
@@ -203,7 +229,7 @@ impl Interp<'_> {
                     .val;
                 let new = self.eval(desired)?;
                 let r = self.ask(Action::Cas {
-                    loc: Loc(*loc),
+                    loc,
                     expected: exp,
                     new,
                     success: *success,

@@ -71,6 +71,7 @@ pub fn parse(src: &str) -> Result<LitmusTest, ParseError> {
         },
         locals: Vec::new(),
         params: Vec::new(),
+        arrays: Vec::new(),
     };
     p.file()?;
     Ok(p.test)
@@ -84,6 +85,8 @@ struct Parser {
     locals: Vec<String>,
     /// Parameter (location) names of the thread being parsed.
     params: Vec<String>,
+    /// Arrays declared in the init block: name and length.
+    arrays: Vec<(String, u32)>,
 }
 
 const TYPE_WORDS: &[&str] = &[
@@ -282,8 +285,36 @@ impl Parser {
                 }
                 name
             };
-            if self.is_punct("[") {
-                return self.unsupported("arrays");
+            if self.eat_punct("[") {
+                let len = self.int()?;
+                if !(1..=64).contains(&len) {
+                    return self.err("an array length from 1 to 64");
+                }
+                self.expect_punct("]")?;
+                let mut vals = vec![0; len as usize];
+                if self.eat_punct("=") {
+                    self.expect_punct("{")?;
+                    for (i, v) in vals.iter_mut().enumerate() {
+                        if i > 0 {
+                            self.expect_punct(",")?;
+                        }
+                        *v = self.int()?;
+                    }
+                    self.expect_punct("}")?;
+                }
+                if self.test.locations.contains(&name) {
+                    return self.err(&format!("a fresh name (array '{name}' is declared twice)"));
+                }
+                for (i, v) in vals.iter().enumerate() {
+                    let elem = if i == 0 { name.clone() } else { format!("{name}[{i}]") };
+                    let l = self.loc_index(&elem);
+                    self.test.init[l as usize] = *v;
+                }
+                self.arrays.push((name, len as u32));
+                if !self.eat_punct(";") && !self.is_punct("}") {
+                    return self.err("';' or '}'");
+                }
+                continue;
             }
             let v = if self.eat_punct("=") { self.int()? } else { 0 };
             let i = self.loc_index(&name);
@@ -593,20 +624,27 @@ impl Parser {
         }
     }
 
-    fn loc_arg(&mut self) -> Result<u32, ParseError> {
+    fn loc_arg(&mut self) -> Result<LocRef, ParseError> {
         if self.is_punct("&") {
             return self.unsupported("taking addresses with '&'");
         }
         let name = self.ident("a location argument")?;
-        match self.param(&name) {
-            Some(l) => {
-                if self.is_punct("+") || self.is_punct("-") || self.is_punct("[") {
-                    return self.unsupported("pointer arithmetic");
-                }
-                Ok(l)
+        let Some(base) = self.param(&name) else {
+            return self.unsupported(&format!("'{name}' is not a parameter of this thread"));
+        };
+        let len = self.arrays.iter().find(|(n, _)| *n == name).map(|(_, l)| *l).unwrap_or(1);
+        let offset = if self.eat_punct("+") {
+            if len == 1 {
+                return self.unsupported(&format!("pointer arithmetic on '{name}', which is not an array"));
             }
-            None => self.unsupported(&format!("'{name}' is not a parameter of this thread")),
-        }
+            Some(Box::new(self.binary(9)?))
+        } else {
+            if self.is_punct("-") || self.is_punct("[") {
+                return self.unsupported("pointer arithmetic other than 'array + offset'");
+            }
+            None
+        };
+        Ok(LocRef { base, len, offset })
     }
 
     fn order_arg(&mut self) -> Result<MemOrder, ParseError> {
@@ -680,6 +718,10 @@ impl Parser {
                 let loc = self.loc_arg()?;
                 self.expect_punct(",")?;
                 let expected = self.loc_arg()?;
+                if expected.offset.is_some() {
+                    return self.unsupported("an array element as the expected-value location");
+                }
+                let expected = expected.base;
                 self.expect_punct(",")?;
                 let desired = Box::new(self.expr()?);
                 let (success, failure) = if explicit {

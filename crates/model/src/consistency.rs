@@ -132,6 +132,18 @@ impl<'g> Analysis<'g> {
     /// Computes happens-before and the coherence constraints; fails when po ∪ rf is
     /// cyclic or no coherent modification order exists.
     pub fn new(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
+        Self::build(g, model, false)
+    }
+
+    /// Like [`Analysis::new`], but two RMWs reading one write are tolerated (the
+    /// second is merely ordered after the write). The explorer uses it to read the
+    /// forced modification order of an intermediate graph in which an RMW
+    /// "steals" the source of another RMW that is about to be revisited.
+    pub fn new_tolerating_atomicity(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
+        Self::build(g, model, true)
+    }
+
+    fn build(g: &'g ExecutionGraph, model: Model, tolerant: bool) -> Result<Self, Inconsistency> {
         let nl = g.num_locs();
         let nt = g.num_threads();
         let mut offsets = Vec::with_capacity(nt);
@@ -151,7 +163,7 @@ impl<'g> Analysis<'g> {
             has_sc_fence: false,
         };
         a.compute_clocks()?;
-        a.compute_mo()?;
+        a.compute_mo(tolerant)?;
         Ok(a)
     }
 
@@ -341,7 +353,7 @@ impl<'g> Analysis<'g> {
         &self.clocks[self.dense(id)]
     }
 
-    fn compute_mo(&mut self) -> Result<(), Inconsistency> {
+    fn compute_mo(&mut self, tolerant: bool) -> Result<(), Inconsistency> {
         let g = self.g;
         let nl = g.num_locs();
         let mut writes: Vec<Vec<EventId>> = (0..nl as u32)
@@ -376,14 +388,19 @@ impl<'g> Analysis<'g> {
             // Chains: a write followed by the RMWs that read from it.
             let mut next: Vec<Option<usize>> = vec![None; nw];
             let mut is_rmw = vec![false; nw];
+            let mut stolen: Vec<(usize, usize)> = Vec::new();
             for (i, &w) in ws.iter().enumerate().skip(1) {
                 let e = g.event(w);
                 if e.is_rmw() {
-                    is_rmw[i] = true;
                     let src = widx[self.dense(e.rf.unwrap())] as usize;
                     if next[src].is_some() {
-                        return Err(Inconsistency::Atomicity(loc));
+                        if !tolerant {
+                            return Err(Inconsistency::Atomicity(loc));
+                        }
+                        stolen.push((src, i));
+                        continue;
                     }
+                    is_rmw[i] = true;
                     next[src] = Some(i);
                 }
             }
@@ -423,6 +440,9 @@ impl<'g> Analysis<'g> {
             };
             for b in 1..nw {
                 edge(0, b)?;
+            }
+            for &(src, i) in &stolen {
+                edge(src, i)?;
             }
             for a in 1..nw {
                 for b in 1..nw {

@@ -1,0 +1,120 @@
+//! Property test: on randomly generated small programs (loads, stores, RMWs,
+//! CASes, fences, non-atomic accesses in every memory order), the explorer
+//! visits exactly the executions the brute-force checker enumerates, each once.
+
+use c11check_axiomatic::{enumerate, graph_key, AxModel};
+use c11check_litmus::interp::LitmusProgram;
+use c11check_litmus::parser::parse;
+use c11check_litmus::{run_test_with, RunOptions};
+use c11check_model::{Loc, Model};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Load(u8, u8),
+    Store(u8, u8, u8),
+    FetchAdd(u8, u8),
+    Xchg(u8, u8, u8),
+    Cas(u8, u8, u8, u8),
+    Fence(u8),
+    LoadNa(u8),
+    StoreNa(u8, u8),
+}
+
+const ORDS: [&str; 5] = [
+    "memory_order_relaxed",
+    "memory_order_acquire",
+    "memory_order_release",
+    "memory_order_acq_rel",
+    "memory_order_seq_cst",
+];
+const LOCS: [&str; 2] = ["x", "y"];
+
+fn load_ord(o: u8) -> &'static str {
+    [ORDS[0], ORDS[1], ORDS[4]][o as usize % 3]
+}
+fn store_ord(o: u8) -> &'static str {
+    [ORDS[0], ORDS[2], ORDS[4]][o as usize % 3]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0..2u8, 0..3u8).prop_map(|(l, o)| Op::Load(l, o)),
+        3 => (0..2u8, 1..3u8, 0..3u8).prop_map(|(l, v, o)| Op::Store(l, v, o)),
+        1 => (0..2u8, 0..5u8).prop_map(|(l, o)| Op::FetchAdd(l, o)),
+        1 => (0..2u8, 1..3u8, 0..5u8).prop_map(|(l, v, o)| Op::Xchg(l, v, o)),
+        1 => (0..2u8, 0..2u8, 1..3u8, 0..5u8).prop_map(|(l, e, n, o)| Op::Cas(l, e, n, o)),
+        1 => (1..5u8).prop_map(Op::Fence),
+        1 => (0..2u8).prop_map(Op::LoadNa),
+        1 => (0..2u8, 1..3u8).prop_map(|(l, v)| Op::StoreNa(l, v)),
+    ]
+}
+
+fn render(threads: &[Vec<Op>]) -> String {
+    let mut s = String::from("C random\n{ [x] = 0; [y] = 0; [e0] = 0; [e1] = 0; [e2] = 0; }\n");
+    let mut keys = vec!["x".to_string(), "y".to_string()];
+    for (t, ops) in threads.iter().enumerate() {
+        s += &format!("P{t} (atomic_int* x, atomic_int* y, atomic_int* e{t}) {{\n");
+        for (i, op) in ops.iter().enumerate() {
+            let r = format!("r{i}");
+            let line = match *op {
+                Op::Load(l, o) => format!("int {r} = atomic_load_explicit({}, {});", LOCS[l as usize], load_ord(o)),
+                Op::Store(l, v, o) => format!("atomic_store_explicit({}, {v}, {});", LOCS[l as usize], store_ord(o)),
+                Op::FetchAdd(l, o) => format!("int {r} = atomic_fetch_add_explicit({}, 1, {});", LOCS[l as usize], ORDS[o as usize]),
+                Op::Xchg(l, v, o) => format!("int {r} = atomic_exchange_explicit({}, {v}, {});", LOCS[l as usize], ORDS[o as usize]),
+                Op::Cas(l, e, n, o) => format!(
+                    "*e{t} = {e}; int {r} = atomic_compare_exchange_strong_explicit({}, e{t}, {n}, {}, {});",
+                    LOCS[l as usize],
+                    ORDS[o as usize],
+                    load_ord(o)
+                ),
+                Op::Fence(o) => format!("atomic_thread_fence({});", ORDS[o as usize]),
+                Op::LoadNa(l) => format!("int {r} = *{};", LOCS[l as usize]),
+                Op::StoreNa(l, v) => format!("*{} = {v};", LOCS[l as usize]),
+            };
+            if line.starts_with("int ") || line.contains(" int ") {
+                keys.push(format!("{t}:{r}"));
+            }
+            s += &format!("  {line}\n");
+        }
+        s += "}\n";
+    }
+    s += &format!("locations [{}]\nexists (x=0)\n", keys.join("; "));
+    s
+}
+
+fn check(src: &str, model: Model, ax: AxModel) -> Result<(), TestCaseError> {
+    let test = parse(src).map_err(|e| TestCaseError::fail(format!("parse: {e:?}\n{src}")))?;
+    let opts = RunOptions { model, ..Default::default() };
+    let mut keys = Vec::new();
+    run_test_with(&test, &opts, &mut |ex, _| keys.push(graph_key(ex.graph, ex.finals)));
+    let set: BTreeSet<_> = keys.iter().cloned().collect();
+    prop_assert_eq!(set.len(), keys.len(), "duplicate executions under {:?}\n{}", model, src);
+    let observed = [Loc(0), Loc(1)];
+    let program = LitmusProgram { test: &test, loop_bound: 3 };
+    let e = enumerate(&program, ax, &observed, 1_000_000).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+    prop_assert!(
+        e.executions == set,
+        "{:?}: explorer {} vs brute force {} executions (missing {}, extra {})\n{}",
+        model,
+        set.len(),
+        e.executions.len(),
+        e.executions.difference(&set).count(),
+        set.difference(&e.executions).count(),
+        src
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn explorer_equals_brute_force(threads in prop::collection::vec(prop::collection::vec(op(), 1..4), 2..4)) {
+        let src = render(&threads);
+        check(&src, Model::Cpp20, AxModel::Cpp20)?;
+        check(&src, Model::Rc11, AxModel::Rc11)?;
+        check(&src, Model::Sc, AxModel::Sc)?;
+    }
+}
