@@ -181,7 +181,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 g2.event_mut(id).spurious_fail = sp;
                 if is_consistent(&g2, model) {
                     options.push((g2, w, sp));
-                } else if g2.event(id).is_rmw() && steals_from_unsettled_rmw(&g2, id, w) {
+                } else if g2.event(id).is_rmw()
+                    && steals_from_unsettled_rmw(&g2, id, w)
+                    && Analysis::new_tolerating_atomicity(&g2, model).is_ok()
+                {
                     // The RMW reads a write another, still revisitable RMW read:
                     // this graph is dropped, but its backward revisits (which make
                     // that RMW read from this one) are executions to explore.
@@ -230,9 +233,13 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             .map(|(id, _)| id)
             .collect();
         let analysis = if stealing {
-            Analysis::new_tolerating_atomicity(g, model).ok()
+            Analysis::new_tolerating_atomicity(g, model)
         } else {
-            Analysis::new(g, model).ok()
+            Analysis::new(g, model)
+        };
+        let Ok(analysis) = analysis else {
+            debug_assert!(false, "revisits computed on an inconsistent graph");
+            return;
         };
         for r in reads {
             let rstamp = g.event(r).stamp;
@@ -257,9 +264,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     e.revisitable
                         && e.added_max
                         && !(e.is_read()
-                            && analysis
-                                .as_ref()
-                                .is_some_and(|a| reads_non_maximally(a, e.rf.unwrap(), &keep, r, w)))
+                            && reads_non_maximally(&analysis, e.rf.unwrap(), &keep, r, w))
                 });
             if !maximal {
                 continue;
@@ -439,7 +444,13 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
 /// modification order was added later. Exactly one of the graphs that differ
 /// only in the removed part reads maximally everywhere, so only that one
 /// performs the revisit.
-fn reads_non_maximally(a: &Analysis<'_>, src: EventId, keep: &View, r: EventId, w: EventId) -> bool {
+fn reads_non_maximally(
+    a: &Analysis<'_>,
+    src: EventId,
+    keep: &View,
+    r: EventId,
+    w: EventId,
+) -> bool {
     let Some(loc) = a.g.loc_of(src) else {
         return false;
     };

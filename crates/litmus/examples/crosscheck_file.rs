@@ -16,19 +16,47 @@ fn main() {
     for f in args {
         let test = load(std::path::Path::new(&f)).unwrap_or_else(|e| panic!("{e}"));
         let mut keys = Vec::new();
-        run_test_with(&test, &RunOptions { model, ..Default::default() }, &mut |ex, _| {
-            keys.push(graph_key(ex.graph, ex.finals))
-        });
+        run_test_with(
+            &test,
+            &RunOptions {
+                model,
+                ..Default::default()
+            },
+            &mut |ex, _| keys.push(graph_key(ex.graph, ex.finals)),
+        );
         let set: BTreeSet<_> = keys.iter().cloned().collect();
         let observed: Vec<Loc> = state_keys(&test)
             .iter()
             .filter_map(|k| match k {
-                Key::Loc(n) => test.locations.iter().position(|l| l == n).map(|i| Loc(i as u32)),
+                Key::Loc(n) => test
+                    .locations
+                    .iter()
+                    .position(|l| l == n)
+                    .map(|i| Loc(i as u32)),
                 _ => None,
             })
             .collect();
-        let e = enumerate(&LitmusProgram { test: &test, loop_bound: 3 }, ax, &observed, 10_000_000).unwrap();
-        println!("{f}: explorer {} ({} distinct), brute force {}", keys.len(), set.len(), e.executions.len());
+        let e = enumerate(
+            &LitmusProgram {
+                test: &test,
+                loop_bound: 3,
+            },
+            ax,
+            &observed,
+            10_000_000,
+        )
+        .unwrap();
+        println!(
+            "{f}: explorer {} ({} distinct), brute force {}",
+            keys.len(),
+            set.len(),
+            e.executions.len()
+        );
+        for (i, k) in keys.iter().enumerate() {
+            if keys[..i].contains(k) {
+                println!("  twice: {k:?}");
+            }
+        }
         for k in e.executions.difference(&set) {
             println!("  missing: {k:?}");
         }

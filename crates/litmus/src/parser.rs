@@ -306,7 +306,11 @@ impl Parser {
                     return self.err(&format!("a fresh name (array '{name}' is declared twice)"));
                 }
                 for (i, v) in vals.iter().enumerate() {
-                    let elem = if i == 0 { name.clone() } else { format!("{name}[{i}]") };
+                    let elem = if i == 0 {
+                        name.clone()
+                    } else {
+                        format!("{name}[{i}]")
+                    };
                     let l = self.loc_index(&elem);
                     self.test.init[l as usize] = *v;
                 }
@@ -632,10 +636,17 @@ impl Parser {
         let Some(base) = self.param(&name) else {
             return self.unsupported(&format!("'{name}' is not a parameter of this thread"));
         };
-        let len = self.arrays.iter().find(|(n, _)| *n == name).map(|(_, l)| *l).unwrap_or(1);
+        let len = self
+            .arrays
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, l)| *l)
+            .unwrap_or(1);
         let offset = if self.eat_punct("+") {
             if len == 1 {
-                return self.unsupported(&format!("pointer arithmetic on '{name}', which is not an array"));
+                return self.unsupported(&format!(
+                    "pointer arithmetic on '{name}', which is not an array"
+                ));
             }
             Some(Box::new(self.binary(9)?))
         } else {

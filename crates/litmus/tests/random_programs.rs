@@ -86,14 +86,29 @@ fn render(threads: &[Vec<Op>]) -> String {
 
 fn check(src: &str, model: Model, ax: AxModel) -> Result<(), TestCaseError> {
     let test = parse(src).map_err(|e| TestCaseError::fail(format!("parse: {e:?}\n{src}")))?;
-    let opts = RunOptions { model, ..Default::default() };
+    let opts = RunOptions {
+        model,
+        ..Default::default()
+    };
     let mut keys = Vec::new();
-    run_test_with(&test, &opts, &mut |ex, _| keys.push(graph_key(ex.graph, ex.finals)));
+    run_test_with(&test, &opts, &mut |ex, _| {
+        keys.push(graph_key(ex.graph, ex.finals))
+    });
     let set: BTreeSet<_> = keys.iter().cloned().collect();
-    prop_assert_eq!(set.len(), keys.len(), "duplicate executions under {:?}\n{}", model, src);
+    prop_assert_eq!(
+        set.len(),
+        keys.len(),
+        "duplicate executions under {:?}\n{}",
+        model,
+        src
+    );
     let observed = [Loc(0), Loc(1)];
-    let program = LitmusProgram { test: &test, loop_bound: 3 };
-    let e = enumerate(&program, ax, &observed, 1_000_000).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+    let program = LitmusProgram {
+        test: &test,
+        loop_bound: 3,
+    };
+    let e = enumerate(&program, ax, &observed, 1_000_000)
+        .map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
     prop_assert!(
         e.executions == set,
         "{:?}: explorer {} vs brute force {} executions (missing {}, extra {})\n{}",

@@ -139,7 +139,10 @@ impl<'g> Analysis<'g> {
     /// second is merely ordered after the write). The explorer uses it to read the
     /// forced modification order of an intermediate graph in which an RMW
     /// "steals" the source of another RMW that is about to be revisited.
-    pub fn new_tolerating_atomicity(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
+    pub fn new_tolerating_atomicity(
+        g: &'g ExecutionGraph,
+        model: Model,
+    ) -> Result<Self, Inconsistency> {
         Self::build(g, model, true)
     }
 
