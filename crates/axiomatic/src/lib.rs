@@ -348,6 +348,12 @@ pub trait TraceProgram {
     /// returns the value read and whether a CAS wrote, or `None` to stop the run
     /// at that action.
     fn run(&self, t: usize, answer: &mut dyn FnMut(Action) -> Option<(Value, bool)>) -> RunEnd;
+    /// Values worth guessing for reads besides the initial ones (the constants
+    /// of the program): `c11` executions may read values that only a
+    /// self-justifying cycle of writes produces.
+    fn value_hints(&self) -> Vec<Value> {
+        Vec::new()
+    }
 }
 
 /// How a thread run ended.
@@ -460,7 +466,13 @@ pub struct Enumeration {
     pub race: bool,
     /// Candidates examined (for curiosity and limits).
     pub candidates: u64,
+    /// `c11` only: guessed read values were cut after [`MAX_VALUE_ROUNDS`] rounds of
+    /// propagation (values flowing round a dependency cycle).
+    pub domain_capped: bool,
 }
+
+/// Rounds of value propagation the `c11` enumeration performs at most.
+pub const MAX_VALUE_ROUNDS: usize = 6;
 
 /// Why enumeration gave up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -488,10 +500,19 @@ pub fn enumerate(
     }
     let init = p.init();
     let nt = p.num_threads();
-    let initial: Vec<BTreeSet<Value>> = init.iter().map(|&v| BTreeSet::from([v])).collect();
+    let hints = p.value_hints();
+    let initial: Vec<BTreeSet<Value>> = init
+        .iter()
+        .map(|&v| {
+            let mut d = BTreeSet::from([v]);
+            d.extend(hints.iter().copied());
+            d
+        })
+        .collect();
     let mut domains: Vec<Vec<BTreeSet<Value>>> = vec![initial.clone(); nt];
     let mut traces: Vec<Vec<Trace>>;
     let mut rounds = 0;
+    let mut capped = false;
     loop {
         traces = (0..nt).map(|t| thread_traces(p, t, &domains[t])).collect();
         let mut grew = false;
@@ -516,11 +537,19 @@ pub fn enumerate(
             break;
         }
         rounds += 1;
-        if rounds > 16 || domains.iter().flatten().any(|d| d.len() > 24) {
-            return Err(EnumError::DomainDiverged);
+        if rounds >= MAX_VALUE_ROUNDS || domains.iter().flatten().any(|d| d.len() > 16) {
+            // Values keep growing through a cycle of dependent reads; such
+            // values are never justified by a write, so stop guessing here and
+            // say so: executions needing values from more rounds are not seen.
+            capped = true;
+            traces = (0..nt).map(|t| thread_traces(p, t, &domains[t])).collect();
+            break;
         }
     }
-    let mut out = Enumeration::default();
+    let mut out = Enumeration {
+        domain_capped: capped,
+        ..Enumeration::default()
+    };
     let mut pick = vec![0usize; nt];
     if traces.iter().any(|t| t.is_empty()) {
         return Ok(out);

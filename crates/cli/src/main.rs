@@ -1,6 +1,8 @@
 //! `c11check`: the command line.
 
+use c11check_axiomatic::AxModel;
 use c11check_litmus::expect::{herd_expectation, own_expectation, Expectation};
+use c11check_litmus::run::run_test_brute;
 use c11check_litmus::{load, run_test, RunOptions};
 use c11check_model::Model;
 use clap::{Parser, Subcommand};
@@ -30,7 +32,8 @@ struct LitmusArgs {
     /// Litmus files or directories.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Memory model: cpp20 (default), rc11, sc.
+    /// Memory model: cpp20 (default), rc11, sc, or c11 (original C11 with load
+    /// buffering, run on the brute-force axiomatic engine).
     #[arg(long, default_value = "cpp20")]
     model: String,
     /// Print one JSON object per test instead of herd-style text.
@@ -82,9 +85,14 @@ struct Row {
 }
 
 fn litmus(args: LitmusArgs) -> ExitCode {
-    let Some(model) = Model::from_name(&args.model) else {
+    let brute = args.model == "c11";
+    let model = if brute {
+        Model::Rc11
+    } else if let Some(m) = Model::from_name(&args.model) {
+        m
+    } else {
         eprintln!(
-            "error: unknown model '{}' (expected cpp20, rc11 or sc)",
+            "error: unknown model '{}' (expected cpp20, rc11, sc or c11)",
             args.model
         );
         return ExitCode::from(2);
@@ -130,12 +138,23 @@ fn litmus(args: LitmusArgs) -> ExitCode {
                 continue;
             }
         };
-        let report = run_test(&test, &opts);
+        let report = if brute {
+            match run_test_brute(&test, AxModel::C11, "c11", args.loop_bound) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("{}: {e}", f.display());
+                    errors += 1;
+                    continue;
+                }
+            }
+        } else {
+            run_test(&test, &opts)
+        };
         let expectation: Option<Result<Expectation, String>> = match &args.expected {
             Some(dir) => herd_expectation(root, f, dir),
             None => std::fs::read_to_string(f)
                 .ok()
-                .map(|src| own_expectation(&src, model))
+                .map(|src| own_expectation(&src, &args.model))
                 .filter(|e| !e.is_empty())
                 .map(Ok),
         };
@@ -199,7 +218,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             total_exec,
             total_ms,
             total_exec as f64 / (total_ms / 1e3).max(1e-9),
-            model
+            args.model
         );
     }
     if errors > 0 {

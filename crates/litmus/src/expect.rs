@@ -79,7 +79,7 @@ impl Expectation {
 }
 
 /// Reads the `@` expectation lines of a litmus source for `model`.
-pub fn own_expectation(src: &str, model: Model) -> Expectation {
+pub fn own_expectation(src: &str, model: &str) -> Expectation {
     let mut e = Expectation {
         source: "@ lines".into(),
         ..Default::default()
@@ -98,7 +98,7 @@ pub fn own_expectation(src: &str, model: Model) -> Expectation {
         let val = val.trim().to_string();
         let (base, m) = key.split_once('.').unwrap_or((key, ""));
         if !m.is_empty() {
-            if Model::from_name(m) == Some(model) {
+            if m == model || Model::from_name(m).is_some_and(|m| m.name() == model) {
                 specific.push((base.to_string(), val));
             }
             continue;
@@ -137,6 +137,11 @@ pub fn herd_expectation(
     let rel = test_path.strip_prefix(input_root).ok()?;
     let mut p: PathBuf = expect_root.join(rel);
     p.set_extension("txt");
+    if !p.is_file() {
+        // A file given on its own: look for its name anywhere below the root.
+        let name = p.file_name()?.to_os_string();
+        p = find_file(expect_root, &name)?;
+    }
     let text = std::fs::read_to_string(&p).ok()?;
     Some(match parse_herd_output(&text) {
         Ok(h) => Ok(Expectation {
@@ -148,4 +153,18 @@ pub fn herd_expectation(
         }),
         Err(msg) => Err(msg),
     })
+}
+
+fn find_file(dir: &Path, name: &std::ffi::OsStr) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, name) {
+                return Some(f);
+            }
+        } else if p.file_name() == Some(name) {
+            return Some(p);
+        }
+    }
+    None
 }

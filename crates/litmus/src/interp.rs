@@ -305,6 +305,44 @@ impl c11check_axiomatic::TraceProgram for LitmusProgram<'_> {
     fn num_threads(&self) -> usize {
         self.test.threads.len()
     }
+    fn value_hints(&self) -> Vec<Value> {
+        fn expr(e: &Expr, out: &mut Vec<Value>) {
+            match e {
+                Expr::Int(v) => out.push(*v),
+                Expr::Unary(_, a) => expr(a, out),
+                Expr::Binary(_, a, b) => {
+                    expr(a, out);
+                    expr(b, out);
+                }
+                Expr::Store { val, .. } | Expr::Rmw { val, .. } => expr(val, out),
+                Expr::Cas { desired, .. } => expr(desired, out),
+                _ => {}
+            }
+        }
+        fn stmts(ss: &[Stmt], out: &mut Vec<Value>) {
+            for s in ss {
+                match s {
+                    Stmt::Assign(_, e) | Stmt::StoreNa(_, e) | Stmt::Expr(e) => expr(e, out),
+                    Stmt::If(c, a, b) => {
+                        expr(c, out);
+                        stmts(a, out);
+                        stmts(b, out);
+                    }
+                    Stmt::While(c, b) => {
+                        expr(c, out);
+                        stmts(b, out);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for th in &self.test.threads {
+            stmts(&th.body, &mut out);
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
     fn run(
         &self,
         t: usize,

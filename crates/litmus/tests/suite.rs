@@ -1,0 +1,99 @@
+//! The bundled suite (litmus/): every test states what it must show under each
+//! model in `@` lines; all must hold, for cpp20, rc11 and sc.
+
+mod common;
+
+use c11check_litmus::expect::own_expectation;
+use c11check_litmus::{load, run_test, RunOptions};
+use c11check_model::Model;
+
+fn suite(model: Model) {
+    let dir = common::workspace_root().join("litmus");
+    let files = common::litmus_files(&dir);
+    assert!(
+        files.len() >= 60,
+        "the bundled suite has only {} tests",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).unwrap();
+        let test = load(f).unwrap_or_else(|e| panic!("{e}"));
+        let report = run_test(
+            &test,
+            &RunOptions {
+                model,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            report.stats.blocked,
+            0,
+            "{}: blocked executions on straight-line code",
+            f.display()
+        );
+        if model == Model::Sc {
+            // Under SC only the executions of interleavings exist: the weak
+            // outcomes the tests look for never appear.
+            if report.positive > 0 && src.contains("@observation Never") {
+                failures.push(format!(
+                    "{}: SC reaches an outcome the weaker models forbid",
+                    f.display()
+                ));
+            }
+            continue;
+        }
+        let e = own_expectation(&src, model.name());
+        assert!(
+            e.observation.is_some() && e.race.is_some(),
+            "{}: no @observation/@race lines",
+            f.display()
+        );
+        let m = e.mismatches(&report);
+        if !m.is_empty() {
+            failures.push(format!("{}: {}", f.display(), m.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn bundled_suite_cpp20() {
+    suite(Model::Cpp20);
+}
+
+#[test]
+fn bundled_suite_rc11() {
+    suite(Model::Rc11);
+}
+
+#[test]
+fn bundled_suite_sc_never_weaker() {
+    suite(Model::Sc);
+}
+
+/// The SB and IRIW families must be weaker than SC exactly where expected: under
+/// SC, SB+rlx's weak outcome disappears.
+#[test]
+fn sc_forbids_store_buffering() {
+    let dir = common::workspace_root().join("litmus");
+    let t = load(&dir.join("SB+rlx.litmus")).unwrap();
+    let sc = run_test(
+        &t,
+        &RunOptions {
+            model: Model::Sc,
+            ..Default::default()
+        },
+    );
+    let weak = run_test(
+        &t,
+        &RunOptions {
+            model: Model::Cpp20,
+            ..Default::default()
+        },
+    );
+    assert_eq!(sc.positive, 0);
+    assert!(weak.positive > 0);
+    assert_eq!(sc.states.len(), 3);
+    assert_eq!(weak.states.len(), 4);
+}
