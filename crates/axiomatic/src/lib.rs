@@ -516,7 +516,7 @@ pub fn enumerate(
     loop {
         traces = (0..nt).map(|t| thread_traces(p, t, &domains[t])).collect();
         let mut grew = false;
-        for t in 0..nt {
+        for (t, dom) in domains.iter_mut().enumerate() {
             let mut d = initial.clone();
             for (u, tr) in traces.iter().enumerate() {
                 if u == t {
@@ -528,9 +528,9 @@ pub fn enumerate(
                     }
                 }
             }
-            if d != domains[t] {
+            if d != *dom {
                 grew = true;
-                domains[t] = d;
+                *dom = d;
             }
         }
         if !grew {

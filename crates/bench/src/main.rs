@@ -37,7 +37,11 @@ fn rmw(loc: u32) -> Action {
     }
 }
 fn store(loc: u32, ord: MemOrder) -> Action {
-    Action::Store { loc: Loc(loc), ord, val: 1 }
+    Action::Store {
+        loc: Loc(loc),
+        ord,
+        val: 1,
+    }
 }
 fn load_(loc: u32, ord: MemOrder) -> Action {
     Action::Load { loc: Loc(loc), ord }
@@ -45,7 +49,10 @@ fn load_(loc: u32, ord: MemOrder) -> Action {
 
 /// n threads, each doing k fetch_add on one location: (nk)!/(k!^n) executions.
 fn rmws(n: usize, k: usize) -> StraightLine {
-    StraightLine { init: vec![0], threads: vec![vec![rmw(0); k]; n] }
+    StraightLine {
+        init: vec![0],
+        threads: vec![vec![rmw(0); k]; n],
+    }
 }
 
 /// Store buffering around a ring of n threads: thread i stores x_i, loads x_{i+1}.
@@ -63,7 +70,10 @@ fn iriw(n: usize, ord: MemOrder) -> StraightLine {
     let mut threads: Vec<Vec<Action>> = (0..n).map(|i| vec![store(i as u32, ord)]).collect();
     threads.push((0..n).map(|i| load_(i as u32, ord)).collect());
     threads.push((0..n).rev().map(|i| load_(i as u32, ord)).collect());
-    StraightLine { init: vec![0; n], threads }
+    StraightLine {
+        init: vec![0; n],
+        threads,
+    }
 }
 
 fn litmus_dir(dir: &Path) -> Result {
@@ -84,30 +94,64 @@ fn litmus_dir(dir: &Path) -> Result {
     for f in files {
         if let Ok(t) = load(&f) {
             for model in [Model::Cpp20, Model::Rc11] {
-                let r = run_test(&t, &RunOptions { model, ..Default::default() });
+                let r = run_test(
+                    &t,
+                    &RunOptions {
+                        model,
+                        ..Default::default()
+                    },
+                );
                 executions += r.stats.executions;
                 blocked += r.stats.blocked;
             }
         }
     }
-    Result { executions, blocked, secs: start.elapsed().as_secs_f64() }
+    Result {
+        executions,
+        blocked,
+        secs: start.elapsed().as_secs_f64(),
+    }
 }
 
 fn benchmarks(quick: bool) -> Vec<(String, String)> {
     let mut v = vec![
-        ("suite-own".to_string(), "litmus/ (cpp20 + rc11)".to_string()),
-        ("suite-conformance".to_string(), "../shared/conformance/dat3m-c11 (cpp20 + rc11)".to_string()),
-        ("rmw-3x3".to_string(), "3 threads x 3 fetch_add, one location".to_string()),
+        (
+            "suite-own".to_string(),
+            "litmus/ (cpp20 + rc11)".to_string(),
+        ),
+        (
+            "suite-conformance".to_string(),
+            "../shared/conformance/dat3m-c11 (cpp20 + rc11)".to_string(),
+        ),
+        (
+            "rmw-3x3".to_string(),
+            "3 threads x 3 fetch_add, one location".to_string(),
+        ),
         ("rmw-2x6".to_string(), "2 threads x 6 fetch_add".to_string()),
         ("rmw-3x4".to_string(), "3 threads x 4 fetch_add".to_string()),
-        ("sb-ring-6-rlx".to_string(), "SB ring of 6 threads, relaxed".to_string()),
-        ("sb-ring-6-sc".to_string(), "SB ring of 6 threads, seq_cst".to_string()),
-        ("iriw-3-rlx".to_string(), "IRIW with 3 writers, relaxed".to_string()),
-        ("iriw-3-sc".to_string(), "IRIW with 3 writers, seq_cst".to_string()),
+        (
+            "sb-ring-6-rlx".to_string(),
+            "SB ring of 6 threads, relaxed".to_string(),
+        ),
+        (
+            "sb-ring-6-sc".to_string(),
+            "SB ring of 6 threads, seq_cst".to_string(),
+        ),
+        (
+            "iriw-3-rlx".to_string(),
+            "IRIW with 3 writers, relaxed".to_string(),
+        ),
+        (
+            "iriw-3-sc".to_string(),
+            "IRIW with 3 writers, seq_cst".to_string(),
+        ),
     ];
     if !quick {
         v.push(("rmw-4x3".to_string(), "4 threads x 3 fetch_add".to_string()));
-        v.push(("sb-ring-8-rlx".to_string(), "SB ring of 8 threads, relaxed".to_string()));
+        v.push((
+            "sb-ring-8-rlx".to_string(),
+            "SB ring of 8 threads, relaxed".to_string(),
+        ));
     }
     v
 }
@@ -116,7 +160,12 @@ fn run_one(name: &str) -> Result {
     use MemOrder::*;
     match name {
         "suite-own" => litmus_dir(Path::new("litmus")),
-        "suite-conformance" => litmus_dir(&std::env::var("C11CHECK_CONFORMANCE").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("../shared/conformance")).join("dat3m-c11/litmus")),
+        "suite-conformance" => litmus_dir(
+            &std::env::var("C11CHECK_CONFORMANCE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| PathBuf::from("../shared/conformance"))
+                .join("dat3m-c11/litmus"),
+        ),
         "rmw-3x3" => explore(rmws(3, 3), vec![Loc(0)]),
         "rmw-2x6" => explore(rmws(2, 6), vec![Loc(0)]),
         "rmw-4x3" => explore(rmws(4, 3), vec![Loc(0)]),
@@ -146,27 +195,42 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--child") {
         let r = run_one(&args[1]);
-        println!("{} {} {} {}", r.executions, r.blocked, r.secs, peak_rss_kib());
+        println!(
+            "{} {} {} {}",
+            r.executions,
+            r.blocked,
+            r.secs,
+            peak_rss_kib()
+        );
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
     let only: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let exe = std::env::current_exe().expect("own path");
-    println!("| benchmark | what | executions | blocked | time (s) | executions/s | peak RSS (MiB) |");
+    println!(
+        "| benchmark | what | executions | blocked | time (s) | executions/s | peak RSS (MiB) |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|");
     for (name, what) in benchmarks(quick) {
         if !only.is_empty() && !only.iter().any(|o| **o == name) {
             continue;
         }
-        let out = std::process::Command::new(&exe).args(["--child", &name]).output().expect("child");
+        let out = std::process::Command::new(&exe)
+            .args(["--child", &name])
+            .output()
+            .expect("child");
         let text = String::from_utf8_lossy(&out.stdout);
         let f: Vec<&str> = text.split_whitespace().collect();
         if !out.status.success() || f.len() < 4 {
             println!("| {name} | {what} | failed | | | | |");
             continue;
         }
-        let (ex, bl, secs, kib): (u64, u64, f64, u64) =
-            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap());
+        let (ex, bl, secs, kib): (u64, u64, f64, u64) = (
+            f[0].parse().unwrap(),
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+            f[3].parse().unwrap(),
+        );
         println!(
             "| {name} | {what} | {ex} | {bl} | {secs:.3} | {:.0} | {:.1} |",
             ex as f64 / secs.max(1e-9),

@@ -80,7 +80,10 @@ mod tests {
             init: vec![0],
             threads: vec![vec![st(1), st(2)], vec![st(3), st(4)]],
         };
-        let stats = exhaustive::explore(&mut p, &Config::new(Model::Cpp20), &mut |_: &Execution<'_>| true);
+        let stats =
+            exhaustive::explore(&mut p, &Config::new(Model::Cpp20), &mut |_: &Execution<
+                '_,
+            >| true);
         assert_eq!(stats.executions, 1);
         // Observing the final value distinguishes the two possible last stores.
         let mut config = Config::new(Model::Cpp20);

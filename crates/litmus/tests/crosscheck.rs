@@ -49,7 +49,7 @@ fn crosscheck(model: Model, ax: AxModel) {
             let v = graph_consistent(ex.graph, ex.finals, ax);
             match v {
                 None => bad.push("an explored execution violates the axioms".to_string()),
-                Some(v) if v.race != !ex.analysis.races().is_empty() => {
+                Some(v) if v.race == ex.analysis.races().is_empty() => {
                     bad.push("race verdicts differ on an execution".to_string())
                 }
                 _ => {}

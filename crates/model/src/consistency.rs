@@ -410,8 +410,8 @@ impl<'g> Analysis<'g> {
             let mut chain_of = vec![usize::MAX; nw];
             let mut pos = vec![0; nw];
             let mut chains: Vec<Vec<usize>> = Vec::new();
-            for i in 0..nw {
-                if is_rmw[i] {
+            for (i, &rmw) in is_rmw.iter().enumerate() {
+                if rmw {
                     continue;
                 }
                 let c = chains.len();
@@ -683,8 +683,8 @@ impl<'g> Analysis<'g> {
         }
         // right[d] = {d | d SC} ∪ {b F_SC | d hb b}
         let mut right = BitMatrix::new(n);
-        for d in 0..n {
-            if is_sc[d] {
+        for (d, &sc) in is_sc.iter().enumerate() {
+            if sc {
                 right.set(d, d);
             }
             for b in hb.iter_row(d).collect::<Vec<_>>() {
