@@ -818,40 +818,8 @@ fn for_each_mo_filtered(
 }
 
 /// Calls `f` with every modification order of the writes in `evs`.
-fn for_each_mo(evs: &[Ev], mut f: impl FnMut(BTreeMap<Loc, Vec<usize>>)) {
-    let n = evs.len();
-    let locs: BTreeSet<Loc> = evs.iter().filter_map(|e| e.loc).collect();
-    let per_loc: Vec<(Loc, Vec<Vec<usize>>)> = locs
-        .iter()
-        .map(|&l| {
-            let ws: Vec<usize> = (0..n)
-                .filter(|&w| evs[w].writes && evs[w].thread.is_some() && evs[w].loc == Some(l))
-                .collect();
-            (l, permutations(&ws))
-        })
-        .collect();
-    let mut pick = vec![0usize; per_loc.len()];
-    loop {
-        let mut mo = BTreeMap::new();
-        for (k, (l, perms)) in per_loc.iter().enumerate() {
-            let mut order = vec![l.0 as usize];
-            order.extend(perms[pick[k]].iter().copied());
-            mo.insert(*l, order);
-        }
-        f(mo);
-        let mut k = per_loc.len();
-        loop {
-            if k == 0 {
-                return;
-            }
-            k -= 1;
-            pick[k] += 1;
-            if pick[k] < per_loc[k].1.len() {
-                break;
-            }
-            pick[k] = 0;
-        }
-    }
+fn for_each_mo(evs: &[Ev], f: impl FnMut(BTreeMap<Loc, Vec<usize>>)) {
+    for_each_mo_filtered(evs, &|_, _| true, f)
 }
 
 fn record(
@@ -1071,57 +1039,23 @@ pub fn graph_consistent(
             rf[index_of[&id]] = Some(index_of[&w]);
         }
     }
-    let locs: BTreeSet<Loc> = evs.iter().filter_map(|e| e.loc).collect();
-    let per_loc: Vec<(Loc, Vec<Vec<usize>>)> = locs
-        .iter()
-        .map(|&l| {
-            let ws: Vec<usize> = (0..n)
-                .filter(|&w| evs[w].writes && evs[w].thread.is_some() && evs[w].loc == Some(l))
-                .collect();
-            let perms = permutations(&ws)
-                .into_iter()
-                .filter(|p| match finals.iter().find(|(fl, _)| *fl == l) {
-                    Some((_, w)) => {
-                        let last = p.last().copied().unwrap_or(l.0 as usize);
-                        last == index_of[w]
-                    }
-                    None => true,
-                })
-                .collect();
-            (l, perms)
-        })
-        .collect();
-    if per_loc.iter().any(|(_, p)| p.is_empty()) {
-        return None;
-    }
-    let mut pick = vec![0usize; per_loc.len()];
-    loop {
-        let mut mo = BTreeMap::new();
-        for (k, (l, perms)) in per_loc.iter().enumerate() {
-            let mut order = vec![l.0 as usize];
-            order.extend(perms[pick[k]].iter().copied());
-            mo.insert(*l, order);
-        }
-        let cand = Candidate {
-            evs: evs.clone(),
-            rf: rf.clone(),
-            mo,
-        };
-        let v = check(&cand, model);
-        if v.consistent {
-            return Some(v);
-        }
-        let mut k = per_loc.len();
-        loop {
-            if k == 0 {
-                return None;
+    let mut found: Option<Verdict> = None;
+    let last_ok = |l: Loc, order: &[usize]| match finals.iter().find(|(fl, _)| *fl == l) {
+        Some((_, w)) => order.last() == Some(&index_of[w]),
+        None => true,
+    };
+    for_each_mo_filtered(&evs, &last_ok, |mo| {
+        if found.is_none() {
+            let cand = Candidate {
+                evs: evs.clone(),
+                rf: rf.clone(),
+                mo,
+            };
+            let v = check(&cand, model);
+            if v.consistent {
+                found = Some(v);
             }
-            k -= 1;
-            pick[k] += 1;
-            if pick[k] < per_loc[k].1.len() {
-                break;
-            }
-            pick[k] = 0;
         }
-    }
+    });
+    found
 }

@@ -3,8 +3,8 @@
 //! `cargo run --release -p c11check-litmus --example crosscheck_file -- cpp20 FILE...`
 use c11check_axiomatic::{enumerate, graph_key, AxModel};
 use c11check_litmus::interp::LitmusProgram;
-use c11check_litmus::run::state_keys;
-use c11check_litmus::{ast::Key, load, run_test_with, RunOptions};
+use c11check_litmus::run::{observed_locs, state_keys};
+use c11check_litmus::{load, run_test_with, RunOptions};
 use c11check_model::{Loc, Model};
 use std::collections::BTreeSet;
 
@@ -25,17 +25,7 @@ fn main() {
             &mut |ex, _| keys.push(graph_key(ex.graph, ex.finals)),
         );
         let set: BTreeSet<_> = keys.iter().cloned().collect();
-        let observed: Vec<Loc> = state_keys(&test)
-            .iter()
-            .filter_map(|k| match k {
-                Key::Loc(n) => test
-                    .locations
-                    .iter()
-                    .position(|l| l == n)
-                    .map(|i| Loc(i as u32)),
-                _ => None,
-            })
-            .collect();
+        let observed: Vec<Loc> = observed_locs(&test, &state_keys(&test));
         let e = enumerate(
             &LitmusProgram {
                 test: &test,

@@ -861,8 +861,10 @@ mod tests {
         assert_eq!(e.msg, "expected ',', found 'memory_order_relaxed'");
         let e = parse("C bad\n{ x = 0; }\nP0 (atomic_int* x) {\n  atomic_signal_fence(memory_order_relaxed);\n}\nexists (x=0)\n").unwrap_err();
         assert!(e.msg.contains("atomic_signal_fence"), "{}", e.msg);
-        let e = parse("C bad\n{ int y[2] = {0,0}; }\nP0 (atomic_int* y) { }\nexists (y=0)\n")
-            .unwrap_err();
-        assert!(e.msg.contains("arrays"), "{}", e.msg);
+        let e = parse("C bad\n{ x = 0; }\nP0 (atomic_int* x) {\n  int r0 = atomic_load_explicit(x+1, memory_order_relaxed);\n}\nexists (0:r0=0)\n").unwrap_err();
+        assert!(e.msg.contains("pointer arithmetic"), "{}", e.msg);
+        let t = parse("C arr\n{ int y[2] = {0, 3}; }\nP0 (atomic_int* y) {\n  int r0 = atomic_load_explicit(y+1, memory_order_relaxed);\n}\nexists (0:r0=3)\n").unwrap();
+        assert_eq!(t.locations, vec!["y", "y[1]"]);
+        assert_eq!(t.init, vec![0, 3]);
     }
 }

@@ -200,6 +200,20 @@ pub fn state_keys(test: &LitmusTest) -> Vec<Key> {
     keys
 }
 
+/// The locations among `keys`, whose final value is observed.
+pub fn observed_locs(test: &LitmusTest, keys: &[Key]) -> Vec<Loc> {
+    keys.iter()
+        .filter_map(|k| match k {
+            Key::Loc(n) => test
+                .locations
+                .iter()
+                .position(|l| l == n)
+                .map(|i| Loc(i as u32)),
+            Key::Reg(..) => None,
+        })
+        .collect()
+}
+
 /// The value of each key in one execution.
 pub fn state_of(
     test: &LitmusTest,
@@ -231,17 +245,7 @@ pub fn run_test_with(
     inspect: &mut dyn FnMut(&Execution<'_>, &[Value]),
 ) -> TestReport {
     let keys = state_keys(test);
-    let observed: Vec<Loc> = keys
-        .iter()
-        .filter_map(|k| match k {
-            Key::Loc(n) => test
-                .locations
-                .iter()
-                .position(|l| l == n)
-                .map(|i| Loc(i as u32)),
-            Key::Reg(..) => None,
-        })
-        .collect();
+    let observed = observed_locs(test, &keys);
     let mut config = Config::new(opts.model);
     config.observed = observed;
     config.max_executions = opts.max_executions;
@@ -335,17 +339,7 @@ pub fn run_test_brute(
 ) -> Result<TestReport, String> {
     let start = std::time::Instant::now();
     let keys = state_keys(test);
-    let observed: Vec<Loc> = keys
-        .iter()
-        .filter_map(|k| match k {
-            Key::Loc(n) => test
-                .locations
-                .iter()
-                .position(|l| l == n)
-                .map(|i| Loc(i as u32)),
-            Key::Reg(..) => None,
-        })
-        .collect();
+    let observed = observed_locs(test, &keys);
     let program = LitmusProgram { test, loop_bound };
     let e = c11check_axiomatic::enumerate(&program, model, &observed, 20_000_000)
         .map_err(|e| format!("{}: the brute-force engine gave up ({e:?})", test.name))?;

@@ -7,7 +7,7 @@ mod common;
 
 use c11check_axiomatic::{enumerate, graph_consistent, graph_key, AxModel};
 use c11check_litmus::interp::LitmusProgram;
-use c11check_litmus::run::state_keys;
+use c11check_litmus::run::{observed_locs, state_keys};
 use c11check_litmus::{load, run_test_with, RunOptions};
 use c11check_model::{Loc, Model};
 use std::collections::BTreeSet;
@@ -62,17 +62,7 @@ fn crosscheck(model: Model, ax: AxModel) {
                 keys.len() - set.len()
             ));
         }
-        let observed: Vec<Loc> = state_keys(&test)
-            .iter()
-            .filter_map(|k| match k {
-                c11check_litmus::ast::Key::Loc(n) => test
-                    .locations
-                    .iter()
-                    .position(|l| l == n)
-                    .map(|i| Loc(i as u32)),
-                _ => None,
-            })
-            .collect();
+        let observed: Vec<Loc> = observed_locs(&test, &state_keys(&test));
         let program = LitmusProgram {
             test: &test,
             loop_bound: opts.loop_bound,

@@ -1,0 +1,63 @@
+//! The command line: exit codes and messages on good and bad input.
+
+use std::process::Command;
+
+fn c11check(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_c11check"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bundled_suite_runs_with_no_mismatch() {
+    let (code, out, err) = c11check(&["litmus", "litmus/", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(" 0 mismatches, 0 errors"), "{out}");
+}
+
+#[test]
+fn malformed_file_reports_file_line_column_and_exits_2() {
+    let dir = std::env::temp_dir().join(format!("c11check-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.litmus");
+    std::fs::write(&f, "C bad\n{ x = 0; }\nP0 (atomic_int* x) {\n  atomic_store_explicit(x 1, memory_order_relaxed);\n}\nexists (x=1)\n").unwrap();
+    let (code, _, err) = c11check(&["litmus", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad.litmus:4:27: expected ',', found '1'"),
+        "{err}"
+    );
+    std::fs::write(
+        &f,
+        "C bad\n{ x = 0; }\nP0 (atomic_int* x) {\n  for (;;) {}\n}\nexists (x=1)\n",
+    )
+    .unwrap();
+    let (code, _, err) = c11check(&["litmus", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unsupported construct: 'for' statements"),
+        "{err}"
+    );
+    let (code, _, err) = c11check(&["litmus", "litmus/SB+rlx.litmus", "--model", "tso"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown model 'tso'"), "{err}");
+}
+
+#[test]
+fn json_output_uses_herd_key_spellings() {
+    let (code, out, _) = c11check(&["litmus", "litmus/MP+rel+acq.litmus", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["name"], "MP+rel+acq");
+    assert_eq!(v["observation"], "Never");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["states"].as_array().unwrap().len(), 3);
+    assert!(v["states"][0].get("1:r0").is_some());
+}
