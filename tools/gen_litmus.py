@@ -21,12 +21,11 @@ def test(name, threads, cond, obs, why, race=None, states=None, init=None, obs_m
     TESTS.append(dict(name=name, threads=threads, cond=cond, obs=obs, why=why, race=race,
                       states=states, init=init, obs_model=obs_model or {}, locs_na=locs_na))
 
-def params(body, na):
-    names = []
-    for v in ["x", "y", "z", "w"]:
-        if any((f"({v}," in l or f"({v})" in l or f"*{v}" in l or f" {v}," in l) for l in body):
-            names.append(v)
-    return ", ".join((f"volatile int* {v}" if v in na else f"atomic_int* {v}") for v in names)
+def used_locations(lines, candidates=("x", "y", "z", "w", "d", "zero", "zero2")):
+    """Locations named (as whole words) in `lines`, register names aside."""
+    import re
+    text = "\n".join(l.replace("int r", "int _r") for l in lines)
+    return [v for v in candidates if re.search(r"\b" + v + r"\b", text)]
 
 # --- Store buffering
 for a, b, obs, why in [
@@ -204,8 +203,7 @@ def render(t):
     init = t.get("init")
     body_all = [l for th in t["threads"] for l in th]
     if init is None:
-        locs = [v for v in ["x", "y", "z", "w", "d"] if any(v in l.replace("r0", "").replace("r1", "").replace("r2", "").replace("d =", "d=") for l in body_all)]
-        init = " ".join(f"[{v}] = 0;" for v in locs)
+        init = " ".join(f"[{v}] = 0;" for v in used_locations(body_all))
     out = [f"C {t['name']}", ""]
     lines = [f"@observation {t['obs']}"]
     for m, (o, race) in t["obs_model"].items():
@@ -223,11 +221,7 @@ def render(t):
     out.append("{ " + init + " }")
     out.append("")
     for i, th in enumerate(t["threads"]):
-        names = []
-        for v in ["x", "y", "z", "w", "d", "zero", "zero2"]:
-            import re
-            if any(re.search(r"\b" + v + r"\b", l.replace("int r", "int _r")) for l in th):
-                names.append(v)
+        names = used_locations(th)
         ps = ", ".join((f"volatile int* {v}" if v in t["locs_na"] else f"atomic_int* {v}") for v in names)
         out.append(f"P{i} ({ps}) {{")
         for l in th:
