@@ -9,17 +9,20 @@
 //! thread), so the graph alone determines what is added next.
 //!
 //! * A read is added once per write it can consistently read from (a forward
-//!   revisit). One of these choices is canonical: the latest-added write that
-//!   could still be last in modification order. The event remembers whether it
-//!   was added canonically (`added_max`).
+//!   revisit).
 //! * A write (or an RMW) may be read by reads added before it (a backward
 //!   revisit): for such a read `r`, the graph is cut to the events added before
-//!   `r` plus the porf-prefix of the write, and `r` reads from the write. The
-//!   revisit is performed only if `r` and every removed event were added
-//!   canonically and are not in the prefix of an earlier revisiting write. This
-//!   maximality condition picks one representative among graphs that differ
-//!   only in the removed part, so no execution is produced twice, while the
-//!   removed part is re-explored from scratch afterwards.
+//!   `r` plus the porf-prefix of the write, and `r` reads from the write.
+//!   Several graphs differ only in the part a revisit removes; exactly one of
+//!   them performs it (`maximal_extension`): the one whose removed reads each
+//!   read the *canonical* source given the kept part, in the order they were
+//!   added. The canonical source is the highest-ranked write (by thread, then
+//!   program order) that the read can take while that write ends modification
+//!   order, judged in a graph of the kept events, with the revisiting write
+//!   reduced to its read half (it constrains the order but cannot be read).
+//!   Such a choice is always consistent, so the representative exists; and it
+//!   depends only on the kept part, so it is unique. Events in the prefix of a
+//!   write that already revisited are never removed again.
 //!
 //! Memory is one graph per pending branch on a stack (polynomial in the
 //! program); nothing is remembered about visited executions.
@@ -151,13 +154,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     }
 
     /// Adds a read of thread `t`, branching over every consistent source; continues
-    /// with the canonical one. Returns `None` when no source is consistent.
+    /// with one of them. Returns `None` when no source is consistent.
     fn add_read(&mut self, g: &mut ExecutionGraph, t: u32, action: Action) -> Option<EventId> {
         let loc = action.loc().unwrap();
         let model = self.config.model;
-        let tails = Analysis::new(g, model)
-            .map(|a| a.mo_max_candidates(loc))
-            .unwrap_or_default();
         let writes = g.writes_to(loc);
         let id = g.push(t, action);
         let weak_expected = match action {
@@ -168,7 +168,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             } => Some(expected),
             _ => None,
         };
-        let mut options: Vec<(ExecutionGraph, EventId, bool)> = Vec::new();
+        let mut options: Vec<ExecutionGraph> = Vec::new();
         for &w in &writes {
             let spurious: &[bool] = if weak_expected == Some(g.written_value(w)) {
                 &[false, true]
@@ -180,33 +180,24 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 g2.set_rf(id, w);
                 g2.event_mut(id).spurious_fail = sp;
                 if is_consistent(&g2, model) {
-                    options.push((g2, w, sp));
+                    options.push(g2);
                 } else if g2.event(id).is_rmw()
                     && steals_from_unsettled_rmw(&g2, id, w)
-                    && Analysis::new_tolerating_atomicity(&g2, model).is_ok()
+                    && Analysis::new_with_loose_rmw(&g2, model, id).is_ok()
                 {
                     // The RMW reads a write another, still revisitable RMW read:
                     // this graph is dropped, but its backward revisits (which make
                     // that RMW read from this one) are executions to explore.
-                    g2.event_mut(id).added_max = false;
                     self.calc_revisits_with(&g2, id, true);
                 }
             }
         }
-        let canonical = options
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, w, sp))| !sp && tails.contains(w))
-            .max_by_key(|(_, (g2, w, _))| g2.stamp(*w))
-            .map(|(i, _)| i)?;
-        let (chosen, _, _) = options.swap_remove(canonical);
-        for (mut g2, _, _) in options {
-            g2.event_mut(id).added_max = false;
+        let chosen = options.pop()?;
+        for g2 in options {
             let written = g2.event(id).is_write().then_some(id);
             self.stack.push(Item { g: g2, written });
         }
         *g = chosen;
-        g.event_mut(id).added_max = true;
         Some(id)
     }
 
@@ -232,15 +223,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             })
             .map(|(id, _)| id)
             .collect();
-        let analysis = if stealing {
-            Analysis::new_tolerating_atomicity(g, model)
-        } else {
-            Analysis::new(g, model)
-        };
-        let Ok(analysis) = analysis else {
-            debug_assert!(false, "revisits computed on an inconsistent graph");
-            return;
-        };
+        if !stealing {
+            debug_assert!(
+                is_consistent(g, model),
+                "revisits computed on an inconsistent graph"
+            );
+        }
         for r in reads {
             let rstamp = g.event(r).stamp;
             let mut keep = View(
@@ -257,16 +245,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for (t, &n) in prefix.0.iter().enumerate() {
                 keep.0[t] = keep.0[t].max(n);
             }
-            let maximal = g
-                .events()
-                .filter(|(id, _)| *id == r || !keep.contains(*id))
-                .all(|(_, e)| {
-                    e.revisitable
-                        && e.added_max
-                        && !(e.is_read()
-                            && reads_non_maximally(&analysis, e.rf.unwrap(), &keep, r, w))
-                });
-            if !maximal {
+            if !self.maximal_extension(g, &keep, r, w) {
                 continue;
             }
             let base = g.restrict(&keep);
@@ -290,19 +269,61 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                         g2.event_mut(id).revisitable = false;
                     }
                 }
-                let added_max = match Analysis::new(&g2, model) {
-                    Ok(a) if a.is_consistent() => {
-                        let tails = a.mo_max_candidates(loc);
-                        !sp && (tails.contains(&w) || (g2.event(r).is_rmw() && tails.contains(&r)))
-                    }
-                    _ => continue,
-                };
-                g2.event_mut(r).added_max = added_max;
+                if !is_consistent(&g2, model) {
+                    continue;
+                }
                 self.stats.revisits += 1;
                 let written = g2.event(r).is_write().then_some(r);
                 self.stack.push(Item { g: g2, written });
             }
         }
+    }
+
+    /// Whether `g` is the one graph, among those that agree on the kept part,
+    /// that performs the revisit of `r` by `w`.
+    ///
+    /// The events the revisit discards (`r` and those added after it outside
+    /// `w`'s prefix) must be the canonical extension of the kept part: taken in
+    /// the order they were added, each read reads the write [`canonical_source`]
+    /// picks in the graph made of the kept events (`w` included, as a constraint
+    /// but not as a source) and the discarded events before it. That choice does
+    /// not depend on how the discarded events were chosen, so at most one graph
+    /// passes; and since a read of a write that is last in modification order
+    /// (but for `w`) keeps a graph consistent, the canonical extension exists.
+    fn maximal_extension(&self, g: &ExecutionGraph, keep: &View, r: EventId, w: EventId) -> bool {
+        let mut discarded: Vec<(u32, EventId)> = g
+            .events()
+            .filter(|(id, _)| *id == r || !keep.contains(*id))
+            .map(|(id, e)| (e.stamp, id))
+            .collect();
+        if discarded.iter().any(|&(_, id)| !g.event(id).revisitable) {
+            return false;
+        }
+        discarded.sort_unstable();
+        let mut view = keep.clone();
+        view.0[r.thread as usize] = r.index;
+        for (_, e) in discarded {
+            let ev = g.event(e);
+            if let Some(src) = ev.rf {
+                if ev.spurious_fail || !(src.is_init() || view.contains(src)) || src == w {
+                    return false;
+                }
+                let mut h = g.restrict(&view);
+                match g.event(w).action.read_half() {
+                    Some(load) => {
+                        let half = h.event_mut(w);
+                        half.action = load;
+                    }
+                    None => h.truncate_thread(w.thread, w.index),
+                }
+                h.push_event(e.thread, ev.clone());
+                if canonical_source(&mut h, e, self.config.model) != Some(src) {
+                    return false;
+                }
+            }
+            view.include(e);
+        }
+        true
     }
 
     fn finish(&mut self, g: &ExecutionGraph, ending: Ending) {
@@ -417,10 +438,9 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
             Err(_) => return false,
         };
         let mut tails_by_stamp: Vec<EventId> = tails;
-        tails_by_stamp.sort_by_key(|&w| std::cmp::Reverse(g.stamp(w)));
+        tails_by_stamp.sort_by_key(|&w| std::cmp::Reverse(canonical_rank(g, w)));
         e.rf = None;
         e.spurious_fail = false;
-        e.added_max = true;
         let id = g.push_event(t, e);
         let mut found = false;
         for w in tails_by_stamp {
@@ -437,42 +457,35 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
     true
 }
 
-/// Whether a read from `src` is not the canonical ("maximal") choice with
-/// respect to the saved part of a revisit (the kept events other than the
-/// revisited read `r` and the revisiting write `w`): either `src` is forced
-/// before a saved write, or another saved write that could also be last in
-/// modification order was added later. Exactly one of the graphs that differ
-/// only in the removed part reads maximally everywhere, so only that one
-/// performs the revisit.
-fn reads_non_maximally(
-    a: &Analysis<'_>,
-    src: EventId,
-    keep: &View,
-    r: EventId,
-    w: EventId,
-) -> bool {
-    let Some(loc) = a.g.loc_of(src) else {
-        return false;
-    };
-    let lm = &a.locs[loc.0 as usize];
-    let Some(si) = lm.writes.iter().position(|&x| x == src) else {
-        return false;
-    };
-    let saved: Vec<usize> = lm
-        .writes
-        .iter()
-        .enumerate()
-        .filter(|&(xi, &x)| xi == si || (x != w && x != r && (x.is_init() || keep.contains(x))))
-        .map(|(xi, _)| xi)
-        .collect();
-    let maximal = |xi: usize| saved.iter().all(|&yi| yi == xi || !lm.mo(xi, yi));
-    if !maximal(si) {
-        return true;
+/// The canonical source of read `e` (the last event of its thread in `h`): of
+/// the writes `e` can read consistently while ending modification order (or,
+/// for a successful RMW, while the RMW ends it), the highest ranked (see
+/// [`canonical_rank`]). Leaves `e` reading an arbitrary candidate.
+fn canonical_source(
+    h: &mut ExecutionGraph,
+    e: EventId,
+    model: c11check_model::Model,
+) -> Option<EventId> {
+    let loc = h.event(e).loc()?;
+    let mut cands: Vec<EventId> = h.writes_to(loc).into_iter().filter(|&x| x != e).collect();
+    cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(h, x)));
+    cands.into_iter().find(|&x| {
+        h.set_rf(e, x);
+        h.event_mut(e).spurious_fail = false;
+        let last = if h.event(e).is_write() { e } else { x };
+        Analysis::new(h, model).is_ok_and(|a| a.find_mo(&[(loc, last)]).is_some())
+    })
+}
+
+/// The order in which [`canonical_source`] prefers writes: by position (thread,
+/// then program order), the initial writes first. It must not depend on when
+/// events were added, which differs between graphs that agree on their events.
+fn canonical_rank(_g: &ExecutionGraph, w: EventId) -> (u64, u32) {
+    if w.is_init() {
+        (0, 0)
+    } else {
+        (w.thread as u64 + 1, w.index)
     }
-    let stamp = |xi: usize| a.g.stamp(lm.writes[xi]);
-    saved
-        .iter()
-        .any(|&yi| yi != si && maximal(yi) && stamp(yi) > stamp(si))
 }
 
 /// Whether RMW `e` reading `w` conflicts only with another RMW that read `w` and

@@ -132,21 +132,26 @@ impl<'g> Analysis<'g> {
     /// Computes happens-before and the coherence constraints; fails when po ∪ rf is
     /// cyclic or no coherent modification order exists.
     pub fn new(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
-        Self::build(g, model, false)
+        Self::build(g, model, None)
     }
 
-    /// Like [`Analysis::new`], but two RMWs reading one write are tolerated (the
-    /// second is merely ordered after the write). The explorer uses it to read the
-    /// forced modification order of an intermediate graph in which an RMW
-    /// "steals" the source of another RMW that is about to be revisited.
-    pub fn new_tolerating_atomicity(
+    /// Like [`Analysis::new`], but the RMW `loose` is not held to atomicity: it
+    /// is merely ordered after the write it reads, which another RMW may read
+    /// too. The explorer uses it for intermediate graphs in which `loose`
+    /// "steals" the source of an RMW that it is about to revisit.
+    pub fn new_with_loose_rmw(
         g: &'g ExecutionGraph,
         model: Model,
+        loose: EventId,
     ) -> Result<Self, Inconsistency> {
-        Self::build(g, model, true)
+        Self::build(g, model, Some(loose))
     }
 
-    fn build(g: &'g ExecutionGraph, model: Model, tolerant: bool) -> Result<Self, Inconsistency> {
+    fn build(
+        g: &'g ExecutionGraph,
+        model: Model,
+        loose: Option<EventId>,
+    ) -> Result<Self, Inconsistency> {
         let nl = g.num_locs();
         let nt = g.num_threads();
         let mut offsets = Vec::with_capacity(nt);
@@ -166,7 +171,7 @@ impl<'g> Analysis<'g> {
             has_sc_fence: false,
         };
         a.compute_clocks()?;
-        a.compute_mo(tolerant)?;
+        a.compute_mo(loose)?;
         Ok(a)
     }
 
@@ -356,7 +361,7 @@ impl<'g> Analysis<'g> {
         &self.clocks[self.dense(id)]
     }
 
-    fn compute_mo(&mut self, tolerant: bool) -> Result<(), Inconsistency> {
+    fn compute_mo(&mut self, loose: Option<EventId>) -> Result<(), Inconsistency> {
         let g = self.g;
         let nl = g.num_locs();
         let mut writes: Vec<Vec<EventId>> = (0..nl as u32)
@@ -396,12 +401,12 @@ impl<'g> Analysis<'g> {
                 let e = g.event(w);
                 if e.is_rmw() {
                     let src = widx[self.dense(e.rf.unwrap())] as usize;
-                    if next[src].is_some() {
-                        if !tolerant {
-                            return Err(Inconsistency::Atomicity(loc));
-                        }
+                    if loose == Some(w) {
                         stolen.push((src, i));
                         continue;
+                    }
+                    if next[src].is_some() {
+                        return Err(Inconsistency::Atomicity(loc));
                     }
                     is_rmw[i] = true;
                     next[src] = Some(i);

@@ -80,6 +80,14 @@ impl MemOrder {
     pub fn is_sc(self) -> bool {
         self == MemOrder::SeqCst
     }
+    /// The ordering of the read half of a read-modify-write with this ordering.
+    pub fn read_half(self) -> MemOrder {
+        match self {
+            MemOrder::Release => MemOrder::Relaxed,
+            MemOrder::AcqRel => MemOrder::Acquire,
+            o => o,
+        }
+    }
     pub fn name(self) -> &'static str {
         match self {
             MemOrder::NonAtomic => "na",
@@ -222,6 +230,21 @@ impl Action {
             _ => None,
         }
     }
+    /// The load that an RMW or CAS performs before writing (a successful CAS
+    /// reads with its success ordering).
+    pub fn read_half(&self) -> Option<Action> {
+        match *self {
+            Action::Rmw { loc, ord, .. } => Some(Action::Load {
+                loc,
+                ord: ord.read_half(),
+            }),
+            Action::Cas { loc, success, .. } => Some(Action::Load {
+                loc,
+                ord: success.read_half(),
+            }),
+            _ => None,
+        }
+    }
     /// Whether the event reads a value from some write.
     pub fn reads(&self) -> bool {
         matches!(
@@ -294,9 +317,6 @@ pub struct Event {
     pub read_val: Value,
     /// A weak CAS that failed although it read the expected value.
     pub spurious_fail: bool,
-    /// Added with the canonical ("maximal") reads-from choice; used by the
-    /// revisit condition that keeps exploration free of duplicates.
-    pub added_max: bool,
     /// False once the event is in the prefix of a write that revisited a read:
     /// such events may never be removed again.
     pub revisitable: bool,
@@ -310,7 +330,6 @@ impl Event {
             rf: None,
             read_val: 0,
             spurious_fail: false,
-            added_max: true,
             revisitable: true,
         }
     }
