@@ -79,7 +79,14 @@ pub fn make_event(thread: u32, index: u32, action: Action, rval: Value, wrote: b
             ord,
             op,
             operand,
-        } => (Some(loc), true, true, op.apply(rval, operand), ord),
+            width,
+        } => (
+            Some(loc),
+            true,
+            true,
+            width.normalize(op.apply(rval, operand)),
+            ord,
+        ),
         Action::Cas {
             loc,
             new,

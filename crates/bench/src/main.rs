@@ -6,7 +6,7 @@
 use c11check_explore::straight::StraightLine;
 use c11check_explore::{exhaustive, Config, Execution};
 use c11check_litmus::{load, run_test, RunOptions};
-use c11check_model::{Action, Loc, MemOrder, Model, RmwOp};
+use c11check_model::{Action, Loc, MemOrder, Model, RmwOp, Width};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -34,6 +34,7 @@ fn rmw(loc: u32) -> Action {
         ord: MemOrder::Relaxed,
         op: RmwOp::Add,
         operand: 1,
+        width: Width::I64,
     }
 }
 fn store(loc: u32, ord: MemOrder) -> Action {

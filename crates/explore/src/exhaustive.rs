@@ -84,8 +84,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         if let Some(w) = written {
             self.calc_revisits(&g, w);
         }
+        self.driver.begin(&mut g);
         loop {
-            match self.pick(&g) {
+            match self.pick(&mut g) {
                 Pick::Done(ending) => {
                     self.finish(&g, ending);
                     return;
@@ -124,7 +125,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     }
 
     /// The lowest thread that can take a step, and its action.
-    fn pick(&mut self, g: &ExecutionGraph) -> Pick {
+    fn pick(&mut self, g: &mut ExecutionGraph) -> Pick {
         let mut waiting = false;
         let mut blocked = false;
         for t in 0..g.num_threads() as u32 {

@@ -19,8 +19,13 @@ pub trait Driver {
     /// The graph before any thread has run: locations with initial values and the root threads.
     fn initial_graph(&mut self) -> ExecutionGraph;
     /// What thread `t` does next, given the events it has already performed in `g`
-    /// (in program order, with the values its reads returned).
-    fn next_action(&mut self, g: &ExecutionGraph, t: u32) -> Action;
+    /// (in program order, with the values its reads returned). A front end that
+    /// discovers locations as the program runs may add them to `g`.
+    fn next_action(&mut self, g: &mut ExecutionGraph, t: u32) -> Action;
+    /// Called before the explorer continues a graph other than the one it was
+    /// building (a pending branch or a revisit): a front end that keeps running
+    /// threads between calls must bring them to the state `g` describes.
+    fn begin(&mut self, _g: &mut ExecutionGraph) {}
 }
 
 /// Limits and choices for one exploration.

@@ -15,7 +15,7 @@ impl Driver for StraightLine {
     fn initial_graph(&mut self) -> ExecutionGraph {
         ExecutionGraph::new(self.init.clone(), self.threads.len())
     }
-    fn next_action(&mut self, g: &ExecutionGraph, t: u32) -> Action {
+    fn next_action(&mut self, g: &mut ExecutionGraph, t: u32) -> Action {
         self.threads[t as usize]
             .get(g.thread_len(t) as usize)
             .copied()
@@ -27,7 +27,7 @@ impl Driver for StraightLine {
 mod tests {
     use super::*;
     use crate::{exhaustive, Config, Execution};
-    use c11check_model::{Loc, MemOrder, Model, RmwOp};
+    use c11check_model::{Loc, MemOrder, Model, RmwOp, Width};
 
     fn fetch_adds(threads: usize, each: usize, ord: MemOrder) -> StraightLine {
         StraightLine {
@@ -39,6 +39,7 @@ mod tests {
                         ord,
                         op: RmwOp::Add,
                         operand: 1,
+                        width: Width::I64,
                     };
                     each
                 ];

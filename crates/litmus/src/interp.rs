@@ -6,7 +6,7 @@
 
 use crate::ast::*;
 use c11check_explore::Driver;
-use c11check_model::{Action, BlockReason, ExecutionGraph, Loc, MemOrder, Value};
+use c11check_model::{Action, BlockReason, ExecutionGraph, Loc, MemOrder, Value, Width};
 
 /// What the oracle answers for a visible operation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -209,6 +209,7 @@ impl Interp<'_> {
                     ord: *ord,
                     op: *op,
                     operand,
+                    width: Width::I64,
                 })?
                 .val
             }
@@ -290,7 +291,7 @@ impl Driver for LitmusProgram<'_> {
     fn initial_graph(&mut self) -> ExecutionGraph {
         ExecutionGraph::new(self.test.init.clone(), self.test.threads.len())
     }
-    fn next_action(&mut self, g: &ExecutionGraph, t: u32) -> Action {
+    fn next_action(&mut self, g: &mut ExecutionGraph, t: u32) -> Action {
         match self.replay(g, t) {
             Err(a) => a,
             Ok(_) => Action::Finish,

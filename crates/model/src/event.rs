@@ -100,6 +100,36 @@ impl MemOrder {
     }
 }
 
+/// The integer type a location holds; values are kept normalized to it
+/// (sign- or zero-extended), so that wrapping arithmetic and comparisons on
+/// narrow types behave as in the program.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Width {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+}
+
+impl Width {
+    /// `v` truncated to the type and extended back to a [`Value`].
+    pub fn normalize(self, v: Value) -> Value {
+        match self {
+            Width::I8 => v as i8 as Value,
+            Width::I16 => v as i16 as Value,
+            Width::I32 => v as i32 as Value,
+            Width::I64 | Width::U64 => v,
+            Width::U8 => v as u8 as Value,
+            Width::U16 => v as u16 as Value,
+            Width::U32 => v as u32 as Value,
+        }
+    }
+}
+
 /// The arithmetic of a read-modify-write.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RmwOp {
@@ -160,6 +190,9 @@ pub enum BlockReason {
     Assume,
     /// A loop or step bound was reached: exploration was cut here.
     Bound,
+    /// A lock acquisition read the lock as held: the thread waits for a release
+    /// (the execution where it reads that release is explored separately).
+    LockHeld,
 }
 
 impl BlockReason {
@@ -167,6 +200,7 @@ impl BlockReason {
         match self {
             BlockReason::Assume => "assume failed",
             BlockReason::Bound => "bound reached",
+            BlockReason::LockHeld => "waiting for a lock",
         }
     }
 }
@@ -190,6 +224,7 @@ pub enum Action {
         ord: MemOrder,
         op: RmwOp,
         operand: Value,
+        width: Width,
     },
     /// compare_exchange: writes `new` only when it reads `expected`.
     /// A `weak` one may also fail spuriously, which the explorer explores.
@@ -271,6 +306,7 @@ impl fmt::Display for Action {
                 ord,
                 op,
                 operand,
+                ..
             } => write!(
                 f,
                 "RMW{}(x{}, {} {})",
@@ -355,7 +391,9 @@ impl Event {
     pub fn written_value(&self) -> Option<Value> {
         match self.action {
             Action::Store { val, .. } => Some(val),
-            Action::Rmw { op, operand, .. } => Some(op.apply(self.read_val, operand)),
+            Action::Rmw {
+                op, operand, width, ..
+            } => Some(width.normalize(op.apply(self.read_val, operand))),
             Action::Cas { new, .. } if self.is_write() => Some(new),
             _ => None,
         }

@@ -71,6 +71,11 @@ impl ExecutionGraph {
     pub fn init_value(&self, loc: Loc) -> Value {
         self.init[loc.0 as usize]
     }
+    /// Gives location `loc` a new initial value (a front end reusing the number
+    /// of a location no event of the graph accesses any more).
+    pub fn set_init(&mut self, loc: Loc, init: Value) {
+        self.init[loc.0 as usize] = init;
+    }
     /// Adds a location with an initial value (front ends that discover locations lazily).
     pub fn add_loc(&mut self, init: Value) -> Loc {
         self.init.push(init);
@@ -87,6 +92,10 @@ impl ExecutionGraph {
             parent,
         });
         self.threads.len() as u32 - 1
+    }
+    /// Sets the spawn event that starts thread `t`.
+    pub fn set_parent(&mut self, t: u32, parent: Option<EventId>) {
+        self.threads[t as usize].parent = parent;
     }
     pub fn thread(&self, t: u32) -> &ThreadEvents {
         &self.threads[t as usize]

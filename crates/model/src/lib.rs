@@ -11,5 +11,7 @@ pub mod event;
 pub mod graph;
 
 pub use consistency::{check, is_consistent, Analysis, Inconsistency, Model};
-pub use event::{Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, INIT_THREAD};
+pub use event::{
+    Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
+};
 pub use graph::{ExecutionGraph, View};

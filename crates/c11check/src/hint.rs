@@ -1,0 +1,10 @@
+//! `std::hint` under the model.
+
+/// Marks one turn of a busy-wait loop. The model cuts a loop turn that read
+/// nothing new (the execution where something new arrives is explored).
+#[track_caller]
+pub fn spin_loop() {
+    c11check_runtime::spin_hint(std::panic::Location::caller());
+}
+
+pub use std::hint::black_box;

@@ -1,0 +1,159 @@
+//! Entry points: [`model`] and [`Builder`].
+
+use c11check_model::Model;
+use c11check_runtime::{run, RunConfig, RuntimeOptions, Summary};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Explores every execution of `f` under the C/C++20 memory model and panics
+/// with a report on the first bug. Settings come from [`Builder::new`] (and
+/// so from the `C11CHECK_*` environment variables).
+pub fn model<F>(f: F)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Builder::new().check(f)
+}
+
+/// Exploration settings. Every field can also be set by an environment
+/// variable, read by [`Builder::new`], so CI can change them without code.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    /// Memory model: `cpp20` (default), `rc11` or `sc`. `C11CHECK_MODEL`.
+    pub memory_model: Model,
+    /// Stop after this many executions (the summary says the run was cut).
+    /// `C11CHECK_MAX_EXECUTIONS`.
+    pub max_executions: Option<u64>,
+    /// Stop after this much time. `C11CHECK_MAX_DURATION` (seconds).
+    pub max_duration: Option<Duration>,
+    /// Visible operations one thread may perform in one execution before it
+    /// is reported as a livelock. `C11CHECK_MAX_STEPS`.
+    pub max_steps: u32,
+    /// Fiber stack size in bytes. `C11CHECK_STACK_SIZE`.
+    pub stack_size: usize,
+    /// Re-run only this execution (from a report). `C11CHECK_REPLAY`.
+    pub replay: Option<String>,
+    /// Write the failing execution as Graphviz to this file. `C11CHECK_DOT`.
+    pub dot: Option<std::path::PathBuf>,
+    /// Print progress and a summary to stderr. `C11CHECK_LOG=1`.
+    pub log: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let v = std::env::var(name).ok()?;
+    match v.trim().parse() {
+        Ok(x) => Some(x),
+        Err(_) => panic!("c11check: cannot understand {name}={v:?}"),
+    }
+}
+
+impl Builder {
+    /// Defaults, overridden by the `C11CHECK_*` environment variables.
+    pub fn new() -> Self {
+        let memory_model = match std::env::var("C11CHECK_MODEL") {
+            Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
+                panic!("c11check: unknown C11CHECK_MODEL={name:?} (cpp20, rc11 or sc)")
+            }),
+            Err(_) => Model::Cpp20,
+        };
+        let defaults = RuntimeOptions::default();
+        Builder {
+            memory_model,
+            max_executions: env("C11CHECK_MAX_EXECUTIONS"),
+            max_duration: env::<f64>("C11CHECK_MAX_DURATION").map(Duration::from_secs_f64),
+            max_steps: env("C11CHECK_MAX_STEPS").unwrap_or(defaults.max_steps),
+            stack_size: env("C11CHECK_STACK_SIZE").unwrap_or(defaults.stack_size),
+            replay: std::env::var("C11CHECK_REPLAY").ok(),
+            dot: std::env::var_os("C11CHECK_DOT").map(Into::into),
+            log: std::env::var("C11CHECK_LOG").is_ok_and(|v| v != "0"),
+        }
+    }
+
+    /// Chooses the memory model.
+    pub fn memory_model(mut self, m: Model) -> Self {
+        self.memory_model = m;
+        self
+    }
+    pub fn max_executions(mut self, n: u64) -> Self {
+        self.max_executions = Some(n);
+        self
+    }
+    pub fn max_duration(mut self, d: Duration) -> Self {
+        self.max_duration = Some(d);
+        self
+    }
+    pub fn max_steps(mut self, n: u32) -> Self {
+        self.max_steps = n;
+        self
+    }
+    /// Re-runs only the execution a report's replay string describes.
+    pub fn replay(mut self, s: &str) -> Self {
+        self.replay = Some(s.to_string());
+        self
+    }
+    /// Writes the failing execution's graph (Graphviz) to `path`.
+    pub fn dot(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.dot = Some(path.into());
+        self
+    }
+
+    fn config(&self) -> RunConfig {
+        RunConfig {
+            model: self.memory_model,
+            max_executions: self.max_executions,
+            time_budget: self.max_duration,
+            runtime: RuntimeOptions {
+                stack_size: self.stack_size,
+                max_steps: self.max_steps,
+            },
+            replay: self.replay.clone(),
+            progress: self.log,
+        }
+    }
+
+    /// Explores `f`; returns what was explored, or the report of the first bug.
+    pub fn explore<F>(&self, f: F) -> Result<Summary, Box<c11check_runtime::Report>>
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let result = run(Arc::new(f), &self.config());
+        if let (Err(report), Some(path)) = (&result, &self.dot) {
+            if let Err(e) = std::fs::write(path, &report.dot) {
+                eprintln!("c11check: cannot write {}: {e}", path.display());
+            }
+        }
+        result
+    }
+
+    /// Explores `f` and panics with the report of the first bug.
+    pub fn check<F>(&self, f: F)
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        match self.explore(f) {
+            Ok(summary) => {
+                if self.log {
+                    let s = &summary.stats;
+                    eprintln!(
+                        "c11check: {} executions, {} blocked, {:.3}s{}",
+                        s.executions,
+                        s.blocked,
+                        s.elapsed.as_secs_f64(),
+                        if s.cut {
+                            " (cut by a budget: not every execution was explored)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            Err(report) => panic!("{report}"),
+        }
+    }
+}

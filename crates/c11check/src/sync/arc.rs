@@ -1,0 +1,172 @@
+//! `Arc` under the model: the reference count is a modelled atomic (clones
+//! are relaxed increments, drops release decrements, and the last one is
+//! followed by an acquire fence, as in std), so the destructor of the shared
+//! value happens after every other owner's last use.
+
+use super::atomic::{fence, AtomicUsize, Ordering};
+use std::cell::UnsafeCell;
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
+
+struct Inner<T: ?Sized> {
+    strong: AtomicUsize,
+    value: UnsafeCell<ManuallyDrop<T>>,
+}
+
+/// `std::sync::Arc` under the model.
+pub struct Arc<T: ?Sized> {
+    inner: std::sync::Arc<Inner<T>>,
+}
+
+/// `std::sync::Weak` under the model.
+pub struct Weak<T: ?Sized> {
+    inner: std::sync::Weak<Inner<T>>,
+}
+
+// SAFETY: as std's Arc.
+unsafe impl<T: ?Sized + Sync + Send> Send for Arc<T> {}
+// SAFETY: as std's Arc.
+unsafe impl<T: ?Sized + Sync + Send> Sync for Arc<T> {}
+// SAFETY: as std's Weak.
+unsafe impl<T: ?Sized + Sync + Send> Send for Weak<T> {}
+// SAFETY: as std's Weak.
+unsafe impl<T: ?Sized + Sync + Send> Sync for Weak<T> {}
+
+impl<T> Arc<T> {
+    pub fn new(value: T) -> Self {
+        Arc {
+            inner: std::sync::Arc::new(Inner {
+                strong: AtomicUsize::new(1),
+                value: UnsafeCell::new(ManuallyDrop::new(value)),
+            }),
+        }
+    }
+    /// The value, if this is the only owner.
+    #[track_caller]
+    pub fn try_unwrap(this: Self) -> Result<T, Self> {
+        if this
+            .inner
+            .strong
+            .compare_exchange(1, 0, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return Err(this);
+        }
+        fence(Ordering::Acquire);
+        let this = ManuallyDrop::new(this);
+        // SAFETY: the count went from 1 to 0: nobody else can reach the value,
+        // and `this` is not dropped again.
+        let value = unsafe { ManuallyDrop::take(&mut *this.inner.value.get()) };
+        // SAFETY: `this` is wrapped in ManuallyDrop; release its allocation.
+        unsafe { std::ptr::drop_in_place(&mut (*(&*this as *const Self as *mut Self)).inner) };
+        Ok(value)
+    }
+    #[track_caller]
+    pub fn into_inner(this: Self) -> Option<T> {
+        Arc::try_unwrap(this).ok()
+    }
+}
+
+impl<T: ?Sized> Arc<T> {
+    pub fn downgrade(this: &Self) -> Weak<T> {
+        Weak {
+            inner: std::sync::Arc::downgrade(&this.inner),
+        }
+    }
+    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&a.inner, &b.inner)
+    }
+    #[track_caller]
+    pub fn strong_count(this: &Self) -> usize {
+        this.inner.strong.load(Ordering::Acquire)
+    }
+    /// Mutable access if this is the only owner.
+    #[track_caller]
+    pub fn get_mut(this: &mut Self) -> Option<&mut T> {
+        if this.inner.strong.load(Ordering::Acquire) == 1 {
+            // SAFETY: the only owner; `this` is borrowed mutably.
+            Some(unsafe { &mut **this.inner.value.get() })
+        } else {
+            None
+        }
+    }
+    pub fn as_ptr(this: &Self) -> *const T {
+        // SAFETY: the value lives as long as `this`.
+        unsafe { &**this.inner.value.get() as *const T }
+    }
+}
+
+impl<T: ?Sized> Deref for Arc<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the value is alive while a strong owner exists.
+        unsafe { &*self.inner.value.get() }
+    }
+}
+
+impl<T: ?Sized> Clone for Arc<T> {
+    #[track_caller]
+    fn clone(&self) -> Self {
+        self.inner.strong.fetch_add(1, Ordering::Relaxed);
+        Arc {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for Arc<T> {
+    fn drop(&mut self) {
+        if !c11check_runtime::in_model() {
+            // Dropped outside the model (a value captured by the model's
+            // closure): nothing to check; the shared value is leaked.
+            return;
+        }
+        if self.inner.strong.fetch_sub(1, Ordering::Release) == 1 {
+            fence(Ordering::Acquire);
+            // SAFETY: the modelled count reached zero: this is the last owner
+            // in the execution, and every other owner's uses happen before.
+            unsafe { ManuallyDrop::drop(&mut *self.inner.value.get()) };
+        }
+    }
+}
+
+impl<T: ?Sized> Weak<T> {
+    /// An `Arc` if some owner is still alive.
+    #[track_caller]
+    pub fn upgrade(&self) -> Option<Arc<T>> {
+        let inner = self.inner.upgrade()?;
+        let mut n = inner.strong.load(Ordering::Relaxed);
+        loop {
+            if n == 0 {
+                return None;
+            }
+            match inner
+                .strong
+                .compare_exchange_weak(n, n + 1, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(Arc { inner }),
+                Err(m) => n = m,
+            }
+        }
+    }
+}
+
+impl<T: ?Sized> Clone for Weak<T> {
+    fn clone(&self) -> Self {
+        Weak {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for Arc<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<T: Default> Default for Arc<T> {
+    fn default() -> Self {
+        Arc::new(T::default())
+    }
+}

@@ -1,0 +1,633 @@
+//! `std::sync::atomic` under the model: every access is an event of the
+//! execution graph, and what a load returns is chosen by the explorer among
+//! the stores the memory model allows.
+
+pub use std::sync::atomic::Ordering;
+
+use c11check_model::{Action, MemOrder, RmwOp, Value, Width};
+use c11check_runtime::{access, LocCell, Site};
+use std::panic::Location;
+
+pub(crate) fn load_order(o: Ordering) -> MemOrder {
+    match o {
+        Ordering::Relaxed => MemOrder::Relaxed,
+        Ordering::Acquire => MemOrder::Acquire,
+        Ordering::SeqCst => MemOrder::SeqCst,
+        Ordering::Release => panic!("there is no such thing as a release load"),
+        Ordering::AcqRel => panic!("there is no such thing as an acquire-release load"),
+        _ => MemOrder::SeqCst,
+    }
+}
+
+pub(crate) fn store_order(o: Ordering) -> MemOrder {
+    match o {
+        Ordering::Relaxed => MemOrder::Relaxed,
+        Ordering::Release => MemOrder::Release,
+        Ordering::SeqCst => MemOrder::SeqCst,
+        Ordering::Acquire => panic!("there is no such thing as an acquire store"),
+        Ordering::AcqRel => panic!("there is no such thing as an acquire-release store"),
+        _ => MemOrder::SeqCst,
+    }
+}
+
+pub(crate) fn rmw_order(o: Ordering) -> MemOrder {
+    match o {
+        Ordering::Relaxed => MemOrder::Relaxed,
+        Ordering::Release => MemOrder::Release,
+        Ordering::Acquire => MemOrder::Acquire,
+        Ordering::AcqRel => MemOrder::AcqRel,
+        _ => MemOrder::SeqCst,
+    }
+}
+
+fn failure_order(o: Ordering) -> MemOrder {
+    match o {
+        Ordering::Release => panic!("there is no such thing as a release failure ordering"),
+        Ordering::AcqRel => panic!("there is no such thing as an acquire-release failure ordering"),
+        o => load_order(o),
+    }
+}
+
+/// The location of one atomic object plus its initial value: the part every
+/// atomic type shares.
+#[derive(Debug)]
+pub(crate) struct Word {
+    cell: LocCell,
+    /// The value the location starts with (a std atomic only so that `Word`
+    /// can be set up lazily and live in statics).
+    init: std::sync::atomic::AtomicI64,
+    width: Width,
+}
+
+impl Word {
+    pub(crate) const fn new(init: Value, width: Width) -> Self {
+        Word {
+            cell: LocCell::new(),
+            init: std::sync::atomic::AtomicI64::new(init),
+            width,
+        }
+    }
+    fn init(&self) -> Value {
+        self.init.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    pub(crate) fn load(&self, ord: MemOrder, site: Site) -> Value {
+        access(
+            &self.cell,
+            self.init(),
+            |loc| Action::Load { loc, ord },
+            site,
+        )
+        .val
+    }
+    pub(crate) fn store(&self, val: Value, ord: MemOrder, site: Site) {
+        let val = self.width.normalize(val);
+        access(
+            &self.cell,
+            self.init(),
+            |loc| Action::Store { loc, ord, val },
+            site,
+        );
+    }
+    pub(crate) fn rmw(&self, op: RmwOp, operand: Value, ord: MemOrder, site: Site) -> Value {
+        let width = self.width;
+        access(
+            &self.cell,
+            self.init(),
+            |loc| Action::Rmw {
+                loc,
+                ord,
+                op,
+                operand: width.normalize(operand),
+                width,
+            },
+            site,
+        )
+        .val
+    }
+    pub(crate) fn cas(
+        &self,
+        expected: Value,
+        new: Value,
+        success: MemOrder,
+        failure: MemOrder,
+        weak: bool,
+        site: Site,
+    ) -> Result<Value, Value> {
+        let (expected, new) = (self.width.normalize(expected), self.width.normalize(new));
+        let o = access(
+            &self.cell,
+            self.init(),
+            |loc| Action::Cas {
+                loc,
+                expected,
+                new,
+                success,
+                failure,
+                weak,
+            },
+            site,
+        );
+        if o.ok {
+            Ok(o.val)
+        } else {
+            Err(o.val)
+        }
+    }
+}
+
+macro_rules! atomic_int {
+    ($name:ident, $t:ty, $width:ident, $max:ident, $min:ident) => {
+        #[doc = concat!("`std::sync::atomic::", stringify!($name), "` under the model.")]
+        #[derive(Debug)]
+        pub struct $name {
+            word: Word,
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new(0)
+            }
+        }
+
+        impl From<$t> for $name {
+            fn from(v: $t) -> Self {
+                Self::new(v)
+            }
+        }
+
+        impl $name {
+            pub const fn new(v: $t) -> Self {
+                $name {
+                    word: Word::new(v as Value, Width::$width),
+                }
+            }
+            #[track_caller]
+            pub fn load(&self, order: Ordering) -> $t {
+                self.word.load(load_order(order), Location::caller()) as $t
+            }
+            #[track_caller]
+            pub fn store(&self, val: $t, order: Ordering) {
+                self.word
+                    .store(val as Value, store_order(order), Location::caller())
+            }
+            #[track_caller]
+            pub fn swap(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::Xchg,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn compare_exchange(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                self.word
+                    .cas(
+                        current as Value,
+                        new as Value,
+                        rmw_order(success),
+                        failure_order(failure),
+                        false,
+                        Location::caller(),
+                    )
+                    .map(|v| v as $t)
+                    .map_err(|v| v as $t)
+            }
+            /// Like [`Self::compare_exchange`], but may fail although the value
+            /// matched; the model explores that spurious failure.
+            #[track_caller]
+            pub fn compare_exchange_weak(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                self.word
+                    .cas(
+                        current as Value,
+                        new as Value,
+                        rmw_order(success),
+                        failure_order(failure),
+                        true,
+                        Location::caller(),
+                    )
+                    .map(|v| v as $t)
+                    .map_err(|v| v as $t)
+            }
+            #[track_caller]
+            pub fn fetch_add(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::Add,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn fetch_sub(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::Sub,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn fetch_and(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::And,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn fetch_nand(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::Nand,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn fetch_or(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::Or,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn fetch_xor(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::Xor,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn fetch_max(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::$max,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            #[track_caller]
+            pub fn fetch_min(&self, val: $t, order: Ordering) -> $t {
+                self.word.rmw(
+                    RmwOp::$min,
+                    val as Value,
+                    rmw_order(order),
+                    Location::caller(),
+                ) as $t
+            }
+            /// std's loop: load, compute, `compare_exchange_weak` until it sticks.
+            #[track_caller]
+            pub fn fetch_update<F>(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: F,
+            ) -> Result<$t, $t>
+            where
+                F: FnMut($t) -> Option<$t>,
+            {
+                let mut prev = self.load(fetch_order);
+                while let Some(next) = f(prev) {
+                    match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                        Ok(x) => return Ok(x),
+                        Err(next_prev) => prev = next_prev,
+                    }
+                }
+                Err(prev)
+            }
+            /// Consumes the atomic and returns its value (the last one written:
+            /// whoever owns the atomic has synchronized with every writer).
+            #[track_caller]
+            pub fn into_inner(self) -> $t {
+                self.word.load(MemOrder::Relaxed, Location::caller()) as $t
+            }
+        }
+    };
+}
+
+atomic_int!(AtomicI8, i8, I8, Max, Min);
+atomic_int!(AtomicI16, i16, I16, Max, Min);
+atomic_int!(AtomicI32, i32, I32, Max, Min);
+atomic_int!(AtomicI64, i64, I64, Max, Min);
+atomic_int!(AtomicIsize, isize, I64, Max, Min);
+atomic_int!(AtomicU8, u8, U8, UMax, UMin);
+atomic_int!(AtomicU16, u16, U16, UMax, UMin);
+atomic_int!(AtomicU32, u32, U32, UMax, UMin);
+atomic_int!(AtomicU64, u64, U64, UMax, UMin);
+atomic_int!(AtomicUsize, usize, U64, UMax, UMin);
+
+/// `std::sync::atomic::AtomicBool` under the model.
+#[derive(Debug)]
+pub struct AtomicBool {
+    word: Word,
+}
+
+impl Default for AtomicBool {
+    fn default() -> Self {
+        Self::new(false)
+    }
+}
+
+impl From<bool> for AtomicBool {
+    fn from(v: bool) -> Self {
+        Self::new(v)
+    }
+}
+
+impl AtomicBool {
+    pub const fn new(v: bool) -> Self {
+        AtomicBool {
+            word: Word::new(v as Value, Width::U8),
+        }
+    }
+    #[track_caller]
+    pub fn load(&self, order: Ordering) -> bool {
+        self.word.load(load_order(order), Location::caller()) != 0
+    }
+    #[track_caller]
+    pub fn store(&self, val: bool, order: Ordering) {
+        self.word
+            .store(val as Value, store_order(order), Location::caller())
+    }
+    #[track_caller]
+    pub fn swap(&self, val: bool, order: Ordering) -> bool {
+        self.word.rmw(
+            RmwOp::Xchg,
+            val as Value,
+            rmw_order(order),
+            Location::caller(),
+        ) != 0
+    }
+    #[track_caller]
+    pub fn compare_exchange(
+        &self,
+        current: bool,
+        new: bool,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<bool, bool> {
+        self.word
+            .cas(
+                current as Value,
+                new as Value,
+                rmw_order(success),
+                failure_order(failure),
+                false,
+                Location::caller(),
+            )
+            .map(|v| v != 0)
+            .map_err(|v| v != 0)
+    }
+    #[track_caller]
+    pub fn compare_exchange_weak(
+        &self,
+        current: bool,
+        new: bool,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<bool, bool> {
+        self.word
+            .cas(
+                current as Value,
+                new as Value,
+                rmw_order(success),
+                failure_order(failure),
+                true,
+                Location::caller(),
+            )
+            .map(|v| v != 0)
+            .map_err(|v| v != 0)
+    }
+    #[track_caller]
+    pub fn fetch_and(&self, val: bool, order: Ordering) -> bool {
+        self.word.rmw(
+            RmwOp::And,
+            val as Value,
+            rmw_order(order),
+            Location::caller(),
+        ) != 0
+    }
+    /// `!(old & val)`, kept to one bit as std does.
+    #[track_caller]
+    pub fn fetch_nand(&self, val: bool, order: Ordering) -> bool {
+        // On one bit, nand is xor with `val` after an and... use a CAS loop so the
+        // stored value stays 0 or 1.
+        let mut prev = self.load(Ordering::Relaxed);
+        loop {
+            let next = !(prev && val);
+            match self.compare_exchange_weak(prev, next, order, Ordering::Relaxed) {
+                Ok(x) => return x,
+                Err(x) => prev = x,
+            }
+        }
+    }
+    #[track_caller]
+    pub fn fetch_or(&self, val: bool, order: Ordering) -> bool {
+        self.word.rmw(
+            RmwOp::Or,
+            val as Value,
+            rmw_order(order),
+            Location::caller(),
+        ) != 0
+    }
+    #[track_caller]
+    pub fn fetch_xor(&self, val: bool, order: Ordering) -> bool {
+        self.word.rmw(
+            RmwOp::Xor,
+            val as Value,
+            rmw_order(order),
+            Location::caller(),
+        ) != 0
+    }
+    #[track_caller]
+    pub fn fetch_not(&self, order: Ordering) -> bool {
+        self.fetch_xor(true, order)
+    }
+    #[track_caller]
+    pub fn fetch_update<F>(
+        &self,
+        set_order: Ordering,
+        fetch_order: Ordering,
+        mut f: F,
+    ) -> Result<bool, bool>
+    where
+        F: FnMut(bool) -> Option<bool>,
+    {
+        let mut prev = self.load(fetch_order);
+        while let Some(next) = f(prev) {
+            match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                Ok(x) => return Ok(x),
+                Err(next_prev) => prev = next_prev,
+            }
+        }
+        Err(prev)
+    }
+    #[track_caller]
+    pub fn into_inner(self) -> bool {
+        self.word.load(MemOrder::Relaxed, Location::caller()) != 0
+    }
+}
+
+/// `std::sync::atomic::AtomicPtr` under the model (the pointer's address is
+/// the value).
+#[derive(Debug)]
+pub struct AtomicPtr<T> {
+    word: Word,
+    /// The initial pointer (a `const fn` cannot turn it into an integer).
+    initial: *mut T,
+}
+
+// SAFETY: like std's AtomicPtr, the type only hands out the raw pointer value;
+// all accesses go through the model, which runs one thread at a time.
+unsafe impl<T> Send for AtomicPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for AtomicPtr<T> {}
+
+impl<T> Default for AtomicPtr<T> {
+    fn default() -> Self {
+        Self::new(std::ptr::null_mut())
+    }
+}
+
+fn ptr_value<T>(p: *mut T) -> Value {
+    p as usize as Value
+}
+
+fn value_ptr<T>(v: Value) -> *mut T {
+    v as usize as *mut T
+}
+
+impl<T> AtomicPtr<T> {
+    pub const fn new(p: *mut T) -> Self {
+        AtomicPtr {
+            word: Word::new(0, Width::U64),
+            initial: p,
+        }
+    }
+    fn word(&self) -> &Word {
+        if !self.initial.is_null() {
+            self.word.init.store(
+                ptr_value(self.initial),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        &self.word
+    }
+    #[track_caller]
+    pub fn load(&self, order: Ordering) -> *mut T {
+        value_ptr(self.word().load(load_order(order), Location::caller()))
+    }
+    #[track_caller]
+    pub fn store(&self, p: *mut T, order: Ordering) {
+        self.word()
+            .store(ptr_value(p), store_order(order), Location::caller())
+    }
+    #[track_caller]
+    pub fn swap(&self, p: *mut T, order: Ordering) -> *mut T {
+        value_ptr(self.word().rmw(
+            RmwOp::Xchg,
+            ptr_value(p),
+            rmw_order(order),
+            Location::caller(),
+        ))
+    }
+    #[track_caller]
+    pub fn compare_exchange(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        self.word()
+            .cas(
+                ptr_value(current),
+                ptr_value(new),
+                rmw_order(success),
+                failure_order(failure),
+                false,
+                Location::caller(),
+            )
+            .map(value_ptr)
+            .map_err(value_ptr)
+    }
+    #[track_caller]
+    pub fn compare_exchange_weak(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        self.word()
+            .cas(
+                ptr_value(current),
+                ptr_value(new),
+                rmw_order(success),
+                failure_order(failure),
+                true,
+                Location::caller(),
+            )
+            .map(value_ptr)
+            .map_err(value_ptr)
+    }
+    #[track_caller]
+    pub fn fetch_update<F>(
+        &self,
+        set_order: Ordering,
+        fetch_order: Ordering,
+        mut f: F,
+    ) -> Result<*mut T, *mut T>
+    where
+        F: FnMut(*mut T) -> Option<*mut T>,
+    {
+        let mut prev = self.load(fetch_order);
+        while let Some(next) = f(prev) {
+            match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                Ok(x) => return Ok(x),
+                Err(next_prev) => prev = next_prev,
+            }
+        }
+        Err(prev)
+    }
+    #[track_caller]
+    pub fn into_inner(self) -> *mut T {
+        value_ptr(self.word().load(MemOrder::Relaxed, Location::caller()))
+    }
+}
+
+/// A memory fence.
+#[track_caller]
+pub fn fence(order: Ordering) {
+    let ord = match order {
+        Ordering::Relaxed => panic!("there is no such thing as a relaxed fence"),
+        o => rmw_order(o),
+    };
+    c11check_runtime::fence(ord, Location::caller());
+}
+
+/// A compiler fence orders nothing between threads; the model treats it as a
+/// no-op (it cannot create synchronization).
+pub fn compiler_fence(order: Ordering) {
+    if order == Ordering::Relaxed {
+        panic!("there is no such thing as a relaxed compiler fence");
+    }
+}

@@ -1,0 +1,288 @@
+//! `std::thread` under the model: threads are fibers the explorer schedules.
+
+use c11check_runtime as rt;
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::Location;
+use std::sync::Arc as StdArc;
+
+/// A modelled thread's identity.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(u64);
+
+/// A handle on a modelled thread.
+#[derive(Clone, Debug)]
+pub struct Thread {
+    id: u32,
+    name: Option<StdArc<str>>,
+}
+
+impl Thread {
+    pub fn id(&self) -> ThreadId {
+        ThreadId(self.id as u64)
+    }
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    /// Makes a `park` of this thread return (at the latest, the next one).
+    #[track_caller]
+    pub fn unpark(&self) {
+        park_token(self.id).store(true, crate::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Per-execution bookkeeping the facade keeps next to the runtime.
+mod registry {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[derive(Default)]
+    pub(super) struct Registry {
+        pub generation: u32,
+        pub names: Vec<Option<StdArc<str>>>,
+        pub tokens: Vec<Option<Box<crate::sync::atomic::AtomicBool>>>,
+    }
+
+    thread_local! {
+        pub(super) static REGISTRY: RefCell<Registry> = RefCell::new(Registry::default());
+    }
+
+    pub(super) fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+        REGISTRY.with(|r| {
+            let mut r = r.borrow_mut();
+            let generation = rt::generation();
+            if r.generation != generation {
+                *r = Registry {
+                    generation,
+                    ..Registry::default()
+                };
+            }
+            f(&mut r)
+        })
+    }
+}
+
+/// Thread `t`'s park token (set by `unpark`, consumed by `park`).
+fn park_token(t: u32) -> &'static crate::sync::atomic::AtomicBool {
+    let p: *const crate::sync::atomic::AtomicBool = registry::with(|r| {
+        let i = t as usize;
+        if r.tokens.len() <= i {
+            r.tokens.resize_with(i + 1, || None);
+        }
+        &**r.tokens[i].get_or_insert_with(|| Box::new(crate::sync::atomic::AtomicBool::new(false)))
+            as *const _
+    });
+    // SAFETY: the token is boxed (its address is stable) and the registry keeps
+    // it until the execution ends; no modelled thread runs across executions,
+    // so the reference is never used after the box is freed.
+    unsafe { &*p }
+}
+
+/// The calling modelled thread.
+pub fn current() -> Thread {
+    let id = rt::current_thread();
+    let name = registry::with(|r| r.names.get(id as usize).cloned().flatten());
+    Thread {
+        id,
+        name: if id == 0 && name.is_none() {
+            Some(StdArc::from("main"))
+        } else {
+            name
+        },
+    }
+}
+
+/// Gives other threads a chance to run; in the model, the end of one turn of
+/// a wait loop (a turn that read nothing new is cut).
+#[track_caller]
+pub fn yield_now() {
+    rt::spin_hint(Location::caller());
+}
+
+/// Time does not pass in the model: sleeping is yielding.
+#[track_caller]
+pub fn sleep(_d: std::time::Duration) {
+    yield_now();
+}
+
+/// Waits for an `unpark`, or returns spuriously (std allows both; the model
+/// explores both, so callers must re-check their condition in a loop).
+#[track_caller]
+pub fn park() {
+    let token = park_token(rt::current_thread());
+    if token.load(crate::sync::atomic::Ordering::Acquire) {
+        token.store(false, crate::sync::atomic::Ordering::Relaxed);
+    }
+    yield_now();
+}
+
+/// A modelled thread that can be joined.
+#[derive(Debug)]
+pub struct JoinHandle<T> {
+    thread: Thread,
+    _marker: PhantomData<T>,
+}
+
+impl<T: 'static> JoinHandle<T> {
+    /// Waits for the thread; its panic comes back as `Err`, as with std.
+    #[track_caller]
+    pub fn join(self) -> std::thread::Result<T> {
+        rt::join(self.thread.id, Location::caller())
+            .map(|b| *b.downcast::<T>().expect("c11check: thread result type"))
+    }
+    pub fn thread(&self) -> &Thread {
+        &self.thread
+    }
+}
+
+/// Thread factory, as std's: a name; the stack size is the model's.
+#[derive(Debug, Default)]
+pub struct Builder {
+    name: Option<String>,
+}
+
+impl Builder {
+    pub fn new() -> Self {
+        Builder::default()
+    }
+    pub fn name(mut self, name: String) -> Self {
+        self.name = Some(name);
+        self
+    }
+    /// Accepted for compatibility; fibers use `model::Builder::stack_size`.
+    pub fn stack_size(self, _size: usize) -> Self {
+        self
+    }
+    #[track_caller]
+    pub fn spawn<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        Ok(spawn_named(self.name, f, Location::caller()))
+    }
+}
+
+fn spawn_named<F, T>(name: Option<String>, f: F, site: rt::Site) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let main: rt::ThreadMain = Box::new(move || Box::new(f()) as Box<dyn Any + Send>);
+    let id = rt::spawn(main, site);
+    let name: Option<StdArc<str>> = name.map(StdArc::from);
+    registry::with(|r| {
+        let i = id as usize;
+        if r.names.len() <= i {
+            r.names.resize(i + 1, None);
+        }
+        r.names[i] = name.clone();
+    });
+    JoinHandle {
+        thread: Thread { id, name },
+        _marker: PhantomData,
+    }
+}
+
+/// Starts a modelled thread.
+#[track_caller]
+pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    spawn_named(None, f, Location::caller())
+}
+
+/// Scoped threads, as `std::thread::scope`: every thread spawned in the scope
+/// is joined before `scope` returns, and a panic in one of them makes `scope`
+/// panic.
+#[track_caller]
+pub fn scope<'env, F, T>(f: F) -> T
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
+    let s = Scope {
+        spawned: std::cell::RefCell::new(Vec::new()),
+        _marker: PhantomData,
+    };
+    let result = f(&s);
+    let mut panicked = false;
+    let pending: Vec<_> = s.spawned.borrow_mut().drain(..).collect();
+    for slot in pending {
+        let id = slot.swap(JOINED, std::sync::atomic::Ordering::Relaxed);
+        if id != JOINED {
+            panicked |= rt::join(id, Location::caller()).is_err();
+        }
+    }
+    if panicked {
+        panic!("a scoped thread panicked");
+    }
+    result
+}
+
+/// Marks a scoped thread as joined (real bookkeeping, not modelled).
+const JOINED: u32 = u32::MAX;
+
+/// A scope for [`scope`].
+pub struct Scope<'scope, 'env: 'scope> {
+    spawned: std::cell::RefCell<Vec<StdArc<std::sync::atomic::AtomicU32>>>,
+    _marker: PhantomData<(&'scope (), &'env ())>,
+}
+
+/// A scoped thread that can be joined.
+pub struct ScopedJoinHandle<'scope, T> {
+    id: u32,
+    slot: StdArc<std::sync::atomic::AtomicU32>,
+    out: StdArc<std::sync::Mutex<Option<T>>>,
+    _marker: PhantomData<&'scope T>,
+}
+
+impl<'scope> Scope<'scope, '_> {
+    #[track_caller]
+    pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        let out = StdArc::new(std::sync::Mutex::new(None));
+        let out2 = out.clone();
+        let main: Box<dyn FnOnce() -> Box<dyn Any + Send> + 'scope> = Box::new(move || {
+            let v = f();
+            *out2.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+            Box::new(()) as Box<dyn Any + Send>
+        });
+        // SAFETY: `scope` joins every thread spawned here before returning, so
+        // the closure never outlives the borrows it captures ('scope); only the
+        // lifetime is erased.
+        let main: rt::ThreadMain = unsafe {
+            std::mem::transmute::<Box<dyn FnOnce() -> Box<dyn Any + Send> + 'scope>, rt::ThreadMain>(
+                main,
+            )
+        };
+        let id = rt::spawn(main, Location::caller());
+        let slot = StdArc::new(std::sync::atomic::AtomicU32::new(id));
+        self.spawned.borrow_mut().push(slot.clone());
+        ScopedJoinHandle {
+            id,
+            slot,
+            out,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<T> ScopedJoinHandle<'_, T> {
+    #[track_caller]
+    pub fn join(self) -> std::thread::Result<T> {
+        self.slot
+            .store(JOINED, std::sync::atomic::Ordering::Relaxed);
+        rt::join(self.id, Location::caller()).map(|_| {
+            self.out
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .expect("c11check: scoped thread result")
+        })
+    }
+}

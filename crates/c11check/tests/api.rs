@@ -1,0 +1,349 @@
+//! The Rust API on small programs whose set of outcomes is known.
+
+use c11check::model::Builder;
+use c11check::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use c11check::sync::{Arc, Mutex};
+use c11check::thread;
+use std::collections::BTreeSet;
+use std::sync::Mutex as StdMutex;
+
+/// Runs `f` under the model and collects the outcomes it reports.
+fn outcomes<T: Ord + Send + 'static>(
+    f: impl Fn() -> T + Send + Sync + 'static,
+) -> (BTreeSet<T>, u64) {
+    let seen = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
+    let seen2 = seen.clone();
+    let summary = Builder::new()
+        .explore(move || {
+            let v = f();
+            seen2.lock().unwrap().insert(v);
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    let set = std::mem::take(&mut *seen.lock().unwrap());
+    (set, summary.stats.executions)
+}
+
+fn sb(ord: Ordering) -> (BTreeSet<(usize, usize)>, u64) {
+    outcomes(move || {
+        let x = Arc::new(AtomicUsize::new(0));
+        let y = Arc::new(AtomicUsize::new(0));
+        let (x2, y2) = (x.clone(), y.clone());
+        let t = thread::spawn(move || {
+            x2.store(1, ord);
+            y2.load(if ord == Ordering::SeqCst {
+                ord
+            } else {
+                Ordering::Relaxed
+            })
+        });
+        y.store(1, ord);
+        let a = x.load(if ord == Ordering::SeqCst {
+            ord
+        } else {
+            Ordering::Relaxed
+        });
+        let b = t.join().unwrap();
+        (a, b)
+    })
+}
+
+#[test]
+fn store_buffering_relaxed_shows_both_zero() {
+    let (set, _) = sb(Ordering::Relaxed);
+    assert_eq!(set, BTreeSet::from([(0, 0), (0, 1), (1, 0), (1, 1)]));
+}
+
+#[test]
+fn store_buffering_seq_cst_forbids_both_zero() {
+    let (set, _) = sb(Ordering::SeqCst);
+    assert_eq!(set, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
+}
+
+fn message_passing(store: Ordering, load: Ordering) -> BTreeSet<(bool, usize)> {
+    outcomes(move || {
+        let data = Arc::new(AtomicUsize::new(0));
+        let flag = Arc::new(AtomicBool::new(false));
+        let (d2, f2) = (data.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            d2.store(42, Ordering::Relaxed);
+            f2.store(true, store);
+        });
+        let seen = flag.load(load);
+        let v = data.load(Ordering::Relaxed);
+        t.join().unwrap();
+        (seen, v)
+    })
+    .0
+}
+
+#[test]
+fn message_passing_release_acquire() {
+    assert_eq!(
+        message_passing(Ordering::Release, Ordering::Acquire),
+        BTreeSet::from([(false, 0), (false, 42), (true, 42)])
+    );
+}
+
+#[test]
+fn message_passing_relaxed_can_see_stale_data() {
+    assert!(message_passing(Ordering::Relaxed, Ordering::Relaxed).contains(&(true, 0)));
+}
+
+#[test]
+fn fences_make_relaxed_message_passing_safe() {
+    let (set, _) = outcomes(|| {
+        let data = Arc::new(AtomicUsize::new(0));
+        let flag = Arc::new(AtomicBool::new(false));
+        let (d2, f2) = (data.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            d2.store(42, Ordering::Relaxed);
+            fence(Ordering::Release);
+            f2.store(true, Ordering::Relaxed);
+        });
+        let seen = flag.load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        let v = data.load(Ordering::Relaxed);
+        t.join().unwrap();
+        (seen, v)
+    });
+    assert!(!set.contains(&(true, 0)));
+    assert!(set.contains(&(true, 42)) && set.contains(&(false, 0)));
+}
+
+#[test]
+fn three_threads_fetch_add_explore_each_order_once() {
+    let (set, executions) = outcomes(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let n = n.clone();
+                thread::spawn(move || n.fetch_add(1, Ordering::Relaxed))
+            })
+            .collect();
+        let mine = n.fetch_add(1, Ordering::Relaxed);
+        let mut got: Vec<usize> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        got.push(mine);
+        got.sort();
+        (got, n.load(Ordering::Relaxed))
+    });
+    assert_eq!(set, BTreeSet::from([(vec![0, 1, 2], 3)]));
+    // 3! orders of the increments; the Arc reference counts multiply this
+    // (each clone and drop is a modelled RMW).
+    assert!(executions >= 6);
+}
+
+#[test]
+fn narrow_atomics_wrap_like_std() {
+    let (set, _) = outcomes(|| {
+        let a = AtomicU8::new(255);
+        let old = a.fetch_add(1, Ordering::Relaxed);
+        let cas = a.compare_exchange(0, 7, Ordering::Relaxed, Ordering::Relaxed);
+        let max = a.fetch_max(200, Ordering::Relaxed);
+        (old, cas, max, a.load(Ordering::Relaxed))
+    });
+    assert_eq!(set, BTreeSet::from([(255u8, Ok(0u8), 7u8, 200u8)]));
+}
+
+#[test]
+fn mutex_gives_mutual_exclusion() {
+    let (set, _) = outcomes(|| {
+        let m = Arc::new(Mutex::new(0usize));
+        let m2 = m.clone();
+        let t = thread::spawn(move || {
+            let mut g = m2.lock().unwrap();
+            let v = *g;
+            *g = v + 1;
+        });
+        {
+            let mut g = m.lock().unwrap();
+            let v = *g;
+            *g = v + 1;
+        }
+        t.join().unwrap();
+        let v = *m.lock().unwrap();
+        v
+    });
+    assert_eq!(set, BTreeSet::from([2]));
+}
+
+#[test]
+fn panics_are_reported_with_a_replay_string() {
+    let report = Builder::new()
+        .explore(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(1, Ordering::Relaxed));
+            assert_eq!(x.load(Ordering::Relaxed), 0, "saw the store");
+            t.join().unwrap();
+        })
+        .expect_err("the assertion can fail");
+    let text = report.to_string();
+    assert!(text.contains("panic"), "{text}");
+    assert!(text.contains("saw the store"), "{text}");
+    assert!(
+        text.contains("api.rs"),
+        "the trace names source lines: {text}"
+    );
+    // Replaying the string reproduces the same failure in one execution.
+    let again = Builder::new()
+        .replay(&report.replay)
+        .explore(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(1, Ordering::Relaxed));
+            assert_eq!(x.load(Ordering::Relaxed), 0, "saw the store");
+            t.join().unwrap();
+        })
+        .expect_err("replay reproduces the failure");
+    assert_eq!(
+        again.failure.kind, report.failure.kind,
+        "{}\n---\n{again}",
+        report.replay
+    );
+    assert_eq!(again.replay, report.replay);
+}
+
+#[test]
+fn data_race_on_unsafe_cell_is_reported() {
+    use c11check::cell::UnsafeCell;
+    struct Shared(UnsafeCell<usize>);
+    // SAFETY: the test wants the race to be found.
+    unsafe impl Sync for Shared {}
+    let report = Builder::new()
+        .explore(|| {
+            let s = Arc::new(Shared(UnsafeCell::new(0)));
+            let s2 = s.clone();
+            let t = thread::spawn(move || s2.0.with_mut(|p| unsafe { *p = 1 }));
+            let _v = s.0.with(|p| unsafe { *p });
+            t.join().unwrap();
+        })
+        .expect_err("racy");
+    assert_eq!(
+        report.failure.kind,
+        c11check_runtime::FailureKind::DataRace,
+        "{report}"
+    );
+}
+
+#[test]
+fn synchronized_unsafe_cell_is_not_a_race() {
+    use c11check::cell::UnsafeCell;
+    struct Shared(UnsafeCell<usize>, AtomicBool);
+    // SAFETY: accesses are ordered by the flag.
+    unsafe impl Sync for Shared {}
+    let (set, _) = outcomes(|| {
+        let s = Arc::new(Shared(UnsafeCell::new(0), AtomicBool::new(false)));
+        let s2 = s.clone();
+        let t = thread::spawn(move || {
+            s2.0.with_mut(|p| unsafe { *p = 1 });
+            s2.1.store(true, Ordering::Release);
+        });
+        let v = if s.1.load(Ordering::Acquire) {
+            s.0.with(|p| unsafe { *p })
+        } else {
+            9
+        };
+        t.join().unwrap();
+        v
+    });
+    assert_eq!(set, BTreeSet::from([1, 9]));
+}
+
+#[test]
+fn lock_order_inversion_is_a_deadlock() {
+    let report = Builder::new()
+        .explore(|| {
+            let a = Arc::new(Mutex::new(()));
+            let b = Arc::new(Mutex::new(()));
+            let (a2, b2) = (a.clone(), b.clone());
+            let t = thread::spawn(move || {
+                let _x = a2.lock().unwrap();
+                let _y = b2.lock().unwrap();
+            });
+            {
+                let _y = b.lock().unwrap();
+                let _x = a.lock().unwrap();
+            }
+            t.join().unwrap();
+        })
+        .expect_err("ABBA deadlock");
+    assert_eq!(
+        report.failure.kind,
+        c11check_runtime::FailureKind::Deadlock,
+        "{report}"
+    );
+}
+
+#[test]
+fn spin_loop_waits_for_the_flag() {
+    let (set, _) = outcomes(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let t = thread::spawn(move || f2.store(true, Ordering::Release));
+        while !flag.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+        t.join().unwrap();
+        true
+    });
+    assert_eq!(set, BTreeSet::from([true]));
+}
+
+#[test]
+fn spinning_on_a_flag_nobody_sets_is_a_livelock() {
+    let report = Builder::new()
+        .explore(|| {
+            let flag = AtomicBool::new(false);
+            while !flag.load(Ordering::Acquire) {
+                c11check::hint::spin_loop();
+            }
+        })
+        .expect_err("never set");
+    assert_eq!(
+        report.failure.kind,
+        c11check_runtime::FailureKind::Livelock,
+        "{report}"
+    );
+}
+
+#[test]
+fn joined_panic_is_an_err_not_a_failure() {
+    let (set, _) = outcomes(|| {
+        let t = thread::spawn(|| panic!("boom"));
+        t.join().is_err()
+    });
+    assert_eq!(set, BTreeSet::from([true]));
+}
+
+#[test]
+fn scoped_threads_borrow_locals() {
+    let (set, _) = outcomes(|| {
+        let n = AtomicUsize::new(0);
+        thread::scope(|s| {
+            s.spawn(|| n.fetch_add(1, Ordering::Relaxed));
+            s.spawn(|| n.fetch_add(2, Ordering::Relaxed));
+        });
+        n.load(Ordering::Relaxed)
+    });
+    assert_eq!(set, BTreeSet::from([3]));
+}
+
+#[test]
+fn sixty_four_threads() {
+    // Independent stores in 64 threads (each to its own atomic) and joins:
+    // one execution, whatever the interleaving.
+    let (set, executions) = outcomes(|| {
+        let cells: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+        thread::scope(|s| {
+            for (i, c) in cells.iter().enumerate() {
+                s.spawn(move || c.store(i + 1, Ordering::Relaxed));
+            }
+        });
+        cells
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum::<usize>()
+    });
+    assert_eq!(set, BTreeSet::from([64 * 65 / 2]));
+    assert_eq!(executions, 1);
+}

@@ -1,0 +1,537 @@
+//! The fiber driver: runs the threads of a Rust closure for the explorer.
+
+use crate::report::{Failure, FailureKind};
+use crate::{
+    install_shared, take_last_panic, FiberYielder, Outcome, Request, Shared, Site, ThreadMain,
+    ThreadResult,
+};
+use c11check_explore::Driver;
+use c11check_model::{Action, BlockReason, EventId, ExecutionGraph, Loc};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Arc;
+
+type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
+
+/// Limits of the runtime.
+#[derive(Clone, Debug)]
+pub struct RuntimeOptions {
+    /// Stack size of each fiber, in bytes.
+    pub stack_size: usize,
+    /// Visible operations one thread may perform in one execution; a thread
+    /// that reaches it is cut (reported as a livelock).
+    pub max_steps: u32,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            stack_size: 256 * 1024,
+            max_steps: 10_000,
+        }
+    }
+}
+
+/// What a suspended fiber waits to do.
+enum Pending {
+    /// A visible operation (the explorer turns it into an event).
+    Act(Action, Site),
+    /// A spawn: the action plus the new thread's body.
+    Spawn(ThreadMain, Site),
+    /// The thread returned.
+    Finished,
+}
+
+#[derive(Default)]
+struct Slot {
+    fiber: Option<Fiber>,
+    pending: Option<Pending>,
+    /// Events of the graph this fiber has performed.
+    done: u32,
+    /// Event counts at the thread's spin hints (for cutting spin loops).
+    spin_marks: Vec<u32>,
+}
+
+/// Runs a closure's threads as fibers; implements the explorer's [`Driver`].
+pub struct FiberDriver {
+    main: Arc<dyn Fn() + Send + Sync>,
+    options: RuntimeOptions,
+    slots: Vec<Slot>,
+    /// Bodies of spawned threads whose fibers are not created yet.
+    bodies: Vec<Option<ThreadMain>>,
+    pub(crate) shared: Rc<RefCell<Shared>>,
+    /// Locations used by events of the current graph (fresh ones avoid them).
+    used_locs: HashSet<Loc>,
+}
+
+impl FiberDriver {
+    pub fn new(main: Arc<dyn Fn() + Send + Sync>, options: RuntimeOptions) -> Self {
+        crate::install_panic_hook();
+        FiberDriver {
+            main,
+            options,
+            slots: Vec::new(),
+            bodies: Vec::new(),
+            shared: Rc::new(RefCell::new(Shared::default())),
+            used_locs: HashSet::new(),
+        }
+    }
+
+    /// Makes the runtime functions of this crate reach this driver while it runs.
+    pub fn enter(&self) {
+        install_shared(Some(self.shared.clone()));
+        crate::MODELLING.with(|m| m.set(true));
+    }
+    /// Undoes [`Self::enter`] and drops the fibers of the last execution.
+    pub fn leave(&mut self) {
+        self.teardown();
+        install_shared(None);
+        crate::MODELLING.with(|m| m.set(false));
+    }
+
+    /// What the visitor of an exploration needs to judge an execution.
+    pub fn state(&self) -> ExecutionState {
+        ExecutionState(self.shared.clone())
+    }
+
+    fn teardown(&mut self) {
+        for slot in &mut self.slots {
+            if let Some(mut f) = slot.fiber.take() {
+                if f.started() && !f.done() {
+                    // SAFETY: the fiber is suspended inside user code that must
+                    // never run again (its execution is over). Resetting leaks
+                    // the objects on its stack instead of unwinding through
+                    // user destructors that could call back into the model.
+                    unsafe { f.force_reset() };
+                }
+            }
+        }
+        // Thread bodies that never ran, pending spawns and thread results hold
+        // user values whose destructors may use modelled types: they are
+        // leaked, not dropped, since no modelled thread runs any more.
+        for slot in self.slots.drain(..) {
+            if let Some(Pending::Spawn(main, _)) = slot.pending {
+                std::mem::forget(main);
+            }
+        }
+        for b in self.bodies.drain(..) {
+            std::mem::forget(b);
+        }
+        let mut s = self.shared.borrow_mut();
+        s.yielders.clear();
+        for r in s.results.drain(..) {
+            std::mem::forget(r);
+        }
+        s.panics.clear();
+        s.joined_panics.clear();
+        s.failure = None;
+    }
+
+    fn slot(&mut self, t: u32) -> &mut Slot {
+        let t = t as usize;
+        if self.slots.len() <= t {
+            self.slots.resize_with(t + 1, Slot::default);
+        }
+        &mut self.slots[t]
+    }
+
+    /// Creates thread `t`'s fiber if its body is known, and runs it to its
+    /// first visible operation.
+    fn ensure_started(&mut self, g: &mut ExecutionGraph, t: u32) -> bool {
+        if self.slot(t).fiber.is_some() || self.slot(t).pending.is_some() {
+            return true;
+        }
+        let body: ThreadMain = if t == 0 {
+            let main = self.main.clone();
+            Box::new(move || {
+                main();
+                Box::new(()) as Box<dyn Any + Send>
+            })
+        } else {
+            if self.bodies.get(t as usize).is_none_or(Option::is_none) {
+                // The parent may not have been told yet that its spawn happened.
+                if let Some(p) = g.thread(t).parent.filter(|&p| g.contains(p)) {
+                    if self.ensure_started(g, p.thread) {
+                        while self.slot(p.thread).done <= p.index {
+                            self.feed(g, p.thread);
+                        }
+                    }
+                }
+            }
+            match self.bodies.get_mut(t as usize).and_then(Option::take) {
+                Some(b) => b,
+                None => return false,
+            }
+        };
+        let shared = self.shared.clone();
+        let fiber = Fiber::with_stack(
+            DefaultStack::new(self.options.stack_size)
+                .expect("c11check: cannot allocate a fiber stack"),
+            move |y: &FiberYielder, _first: Outcome| {
+                {
+                    let mut s = shared.borrow_mut();
+                    let ti = t as usize;
+                    if s.yielders.len() <= ti {
+                        s.yielders.resize(ti + 1, None);
+                    }
+                    s.yielders[ti] = Some(y as *const FiberYielder);
+                }
+                let result: ThreadResult = catch_unwind(AssertUnwindSafe(body));
+                let mut s = shared.borrow_mut();
+                if let Err(payload) = &result {
+                    let (msg, place) = take_last_panic()
+                        .unwrap_or_else(|| (crate::panic_message(payload.as_ref()), None));
+                    s.panics.push((t, msg, place));
+                }
+                let ti = t as usize;
+                if s.results.len() <= ti {
+                    s.results.resize_with(ti + 1, || None);
+                }
+                s.results[ti] = Some(result);
+            },
+        );
+        self.slot(t).fiber = Some(fiber);
+        self.resume(g, t, Outcome::default());
+        true
+    }
+
+    /// Resumes thread `t` with `outcome` and records what it asks next.
+    fn resume(&mut self, g: &mut ExecutionGraph, t: u32, outcome: Outcome) {
+        let mut input = outcome;
+        loop {
+            {
+                let mut s = self.shared.borrow_mut();
+                s.current = t;
+                s.in_fiber = true;
+            }
+            let fiber = self.slot(t).fiber.as_mut().expect("fiber");
+            let res = fiber.resume(input);
+            self.shared.borrow_mut().in_fiber = false;
+            let pending = match res {
+                CoroutineResult::Return(()) => {
+                    self.slot(t).fiber = None;
+                    Pending::Finished
+                }
+                CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
+                CoroutineResult::Yield(Request::Spin { site }) => {
+                    if self.spin_is_idle(g, t) {
+                        Pending::Act(
+                            Action::Block {
+                                reason: BlockReason::Assume,
+                            },
+                            site,
+                        )
+                    } else {
+                        input = Outcome::default();
+                        continue;
+                    }
+                }
+                CoroutineResult::Yield(Request::Act { action, bind, site }) => {
+                    let action = match bind {
+                        Some((cell, init)) => {
+                            let loc = self.bind_location(g, t, init);
+                            let generation = self.shared.borrow().generation;
+                            // SAFETY: the cell belongs to an object the suspended
+                            // fiber borrows for the duration of this operation.
+                            unsafe { (*cell).set(generation, loc) };
+                            with_loc(action, loc)
+                        }
+                        None => action,
+                    };
+                    Pending::Act(action, site)
+                }
+            };
+            self.slot(t).pending = Some(pending);
+            return;
+        }
+    }
+
+    /// The location for the next event of thread `t`: the one the graph records
+    /// when replaying, otherwise a fresh one with initial value `init`.
+    fn bind_location(&mut self, g: &mut ExecutionGraph, t: u32, init: i64) -> Loc {
+        let done = self.slot(t).done;
+        if done < g.thread_len(t) {
+            if let Some(loc) = g.event(EventId::new(t, done)).loc() {
+                return loc;
+            }
+        }
+        let loc = (0..g.num_locs() as u32)
+            .map(Loc)
+            .find(|l| !self.used_locs.contains(l));
+        let loc = match loc {
+            Some(l) => {
+                g.set_init(l, init);
+                l
+            }
+            None => g.add_loc(init),
+        };
+        self.used_locs.insert(loc);
+        loc
+    }
+
+    /// Whether thread `t`, at a spin hint, has just done an iteration that
+    /// only read what the previous iteration read.
+    fn spin_is_idle(&mut self, g: &ExecutionGraph, t: u32) -> bool {
+        let done = self.slot(t).done;
+        let marks = &mut self.slot(t).spin_marks;
+        marks.push(done);
+        let n = marks.len();
+        if n < 3 {
+            return false;
+        }
+        let (a, b, c) = (marks[n - 3], marks[n - 2], marks[n - 1]);
+        if b - a != c - b || b == a {
+            return false;
+        }
+        (0..b - a).all(|i| {
+            let e1 = g.event(EventId::new(t, a + i));
+            let e2 = g.event(EventId::new(t, b + i));
+            matches!(e1.action, Action::Load { .. }) && e1.action == e2.action && e1.rf == e2.rf
+        })
+    }
+
+    /// Feeds thread `t` the result of its next event in `g` (which must exist).
+    fn feed(&mut self, g: &mut ExecutionGraph, t: u32) {
+        let done = self.slot(t).done;
+        let id = EventId::new(t, done);
+        let e = g.event(id).clone();
+        let pending = self.slot(t).pending.take();
+        let site = match &pending {
+            Some(Pending::Act(_, s)) | Some(Pending::Spawn(_, s)) => Some(*s),
+            _ => None,
+        };
+        self.record_site(id, site);
+        self.slot(t).done += 1;
+        match (pending, e.action) {
+            (_, Action::Block { .. }) => {}
+            (Some(Pending::Finished), Action::Finish) => {}
+            (Some(Pending::Spawn(main, _)), Action::Spawn { child }) => {
+                let c = child as usize;
+                if self.bodies.len() <= c {
+                    self.bodies.resize_with(c + 1, || None);
+                }
+                self.bodies[c] = Some(main);
+                self.resume(
+                    g,
+                    t,
+                    Outcome {
+                        val: child as i64,
+                        ok: true,
+                    },
+                );
+            }
+            (Some(Pending::Act(a, _)), b) if a == b => {
+                let outcome = Outcome {
+                    val: e.read_val,
+                    ok: e.is_write(),
+                };
+                self.resume(g, t, outcome);
+            }
+            (p, b) => {
+                let asked = match p {
+                    Some(Pending::Act(a, _)) => a.to_string(),
+                    Some(Pending::Spawn(..)) => "spawn".to_string(),
+                    Some(Pending::Finished) => "finish".to_string(),
+                    None => "nothing".to_string(),
+                };
+                self.shared.borrow_mut().failure.get_or_insert(Failure {
+                    kind: FailureKind::Nondeterminism,
+                    message: format!(
+                        "thread {t} behaved differently when re-run with the same values: its operation {} was `{b}`, now it asks for `{asked}`. The code under test must be deterministic apart from what it reads from modelled types (no real time, randomness, or std atomics shared between executions).",
+                        done + 1
+                    ),
+                    threads: vec![t],
+                    events: vec![id],
+                });
+                // Keep the thread where it is: the execution will be reported.
+                self.slot(t).pending = Some(Pending::Act(
+                    Action::Block {
+                        reason: BlockReason::Assume,
+                    },
+                    internal_site(),
+                ));
+            }
+        }
+    }
+
+    fn record_site(&mut self, id: EventId, site: Option<Site>) {
+        let t = id.thread as usize;
+        let sites = &mut self.shared.borrow_mut().sites;
+        if sites.len() <= t {
+            sites.resize_with(t + 1, Vec::new);
+        }
+        let v = &mut sites[t];
+        v.truncate(id.index as usize);
+        v.push(site.unwrap_or_else(internal_site));
+    }
+
+    /// Whether event `id` of `g` can be replayed now: what it reads and the
+    /// thread it joins have been replayed.
+    fn ready(&self, g: &ExecutionGraph, id: EventId) -> bool {
+        let e = g.event(id);
+        let replayed = |x: EventId| {
+            x.is_init()
+                || self
+                    .slots
+                    .get(x.thread as usize)
+                    .is_some_and(|s| s.done > x.index)
+        };
+        if let Some(w) = e.rf {
+            if !replayed(w) {
+                return false;
+            }
+        }
+        if let Action::Join { child } = e.action {
+            return self
+                .slots
+                .get(child as usize)
+                .is_some_and(|s| s.done == g.thread_len(child));
+        }
+        true
+    }
+}
+
+/// A handle on the runtime state of the current execution, for visitors.
+#[derive(Clone)]
+pub struct ExecutionState(pub(crate) Rc<RefCell<Shared>>);
+
+impl ExecutionState {
+    /// The source location of event `id` of the current execution.
+    pub fn site(&self, id: EventId) -> Option<Site> {
+        self.0
+            .borrow()
+            .sites
+            .get(id.thread as usize)
+            .and_then(|v| v.get(id.index as usize))
+            .copied()
+    }
+    /// Panics nobody handled: the model's own thread's, or a thread's whose
+    /// panic no `join` took. (thread, message, where)
+    pub fn unhandled_panics(&self) -> Vec<(u32, String, Option<String>)> {
+        let s = self.0.borrow();
+        s.panics
+            .iter()
+            .filter(|(t, _, _)| *t == 0 || !s.joined_panics.contains(t))
+            .cloned()
+            .collect()
+    }
+    /// A problem the runtime found (nondeterminism, internal error).
+    pub fn take_failure(&self) -> Option<Failure> {
+        self.0.borrow_mut().failure.take()
+    }
+}
+
+/// The site recorded for events the runtime makes up (blocks, finishes).
+fn internal_site() -> Site {
+    std::panic::Location::caller()
+}
+
+/// `action` with its location set.
+fn with_loc(action: Action, l: Loc) -> Action {
+    match action {
+        Action::Load { ord, .. } => Action::Load { loc: l, ord },
+        Action::Store { ord, val, .. } => Action::Store { loc: l, ord, val },
+        Action::Rmw {
+            ord,
+            op,
+            operand,
+            width,
+            ..
+        } => Action::Rmw {
+            loc: l,
+            ord,
+            op,
+            operand,
+            width,
+        },
+        Action::Cas {
+            expected,
+            new,
+            success,
+            failure,
+            weak,
+            ..
+        } => Action::Cas {
+            loc: l,
+            expected,
+            new,
+            success,
+            failure,
+            weak,
+        },
+        other => other,
+    }
+}
+
+impl Driver for FiberDriver {
+    fn initial_graph(&mut self) -> ExecutionGraph {
+        ExecutionGraph::new(Vec::new(), 1)
+    }
+
+    fn begin(&mut self, g: &mut ExecutionGraph) {
+        self.teardown();
+        self.shared.borrow_mut().generation = crate::next_generation();
+        self.used_locs = g.events().filter_map(|(_, e)| e.loc()).collect();
+        self.shared.borrow_mut().sites.clear();
+        // Replay every event of `g` in an order that respects po and rf.
+        loop {
+            let mut progress = false;
+            let mut complete = true;
+            for t in 0..g.num_threads() as u32 {
+                while self.slot(t).done < g.thread_len(t) {
+                    complete = false;
+                    if !self.ensure_started(g, t) {
+                        break;
+                    }
+                    let id = EventId::new(t, self.slot(t).done);
+                    if !self.ready(g, id) {
+                        break;
+                    }
+                    self.feed(g, t);
+                    progress = true;
+                }
+            }
+            if complete || !progress {
+                if !complete {
+                    self.shared.borrow_mut().failure.get_or_insert(Failure {
+                        kind: FailureKind::Internal,
+                        message: "the execution graph could not be replayed (no thread can make progress)".into(),
+                        threads: vec![],
+                        events: vec![],
+                    });
+                }
+                return;
+            }
+        }
+    }
+
+    fn next_action(&mut self, g: &mut ExecutionGraph, t: u32) -> Action {
+        if !self.ensure_started(g, t) {
+            return Action::Block {
+                reason: BlockReason::Assume,
+            };
+        }
+        while self.slot(t).done < g.thread_len(t) {
+            self.feed(g, t);
+        }
+        if g.thread_len(t) >= self.options.max_steps {
+            return Action::Block {
+                reason: BlockReason::Bound,
+            };
+        }
+        if let Some(Pending::Act(_, site)) | Some(Pending::Spawn(_, site)) = &self.slot(t).pending {
+            let site = *site;
+            self.record_site(EventId::new(t, g.thread_len(t)), Some(site));
+        }
+        match &self.slot(t).pending {
+            Some(Pending::Act(a, _)) => *a,
+            Some(Pending::Spawn(..)) => Action::Spawn { child: 0 },
+            Some(Pending::Finished) | None => Action::Finish,
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Runs Rust closures under the c11check explorers.
+//!
+//! Each modelled thread is a stackful coroutine (a fiber, from `corosensei`)
+//! running on the test's OS thread. A fiber runs until its next visible
+//! operation (an atomic access, a fence, a spawn, a join, ...), hands that
+//! operation to the explorer as an [`Action`] and is suspended; it is resumed
+//! with the operation's result once the explorer has added the event to the
+//! execution graph and decided what it reads.
+//!
+//! The explorer moves between graphs (pending branches, revisits). When it
+//! does, [`FiberDriver::begin`] throws the fibers away and runs the program
+//! again from the start, feeding every thread the results recorded in the
+//! graph, in an order that respects program order and reads-from (so plain
+//! memory, which the fibers really read and write, evolves as in the modelled
+//! execution).
+//!
+//! Facade types (`c11check::sync::atomic`, ...) talk to the runtime through
+//! the free functions of this crate ([`access`], [`spawn`], [`join`], ...).
+
+mod driver;
+mod report;
+mod run;
+
+pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
+pub use report::{decode_replay, describe_event, encode_replay, Failure, FailureKind, Report};
+pub use run::{run, RunConfig, Summary};
+
+use c11check_model::{Action, BlockReason, Loc, MemOrder, Value};
+use corosensei::Yielder;
+use std::any::Any;
+use std::cell::RefCell;
+use std::panic::Location;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Where a visible operation comes from (for reports).
+pub type Site = &'static Location<'static>;
+
+/// What a visible operation returns to the thread that performed it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The value read (loads, RMWs, CASes), or the new thread's number (spawn).
+    pub val: Value,
+    /// Whether a CAS succeeded.
+    pub ok: bool,
+}
+
+/// The result a thread's closure produced: its return value or its panic.
+pub type ThreadResult = Result<Box<dyn Any + Send>, Box<dyn Any + Send>>;
+
+/// The body of a spawned thread.
+pub type ThreadMain = Box<dyn FnOnce() -> Box<dyn Any + Send>>;
+
+/// What a fiber asks of the driver when it suspends.
+pub(crate) enum Request {
+    /// A memory access, fence, join or block. `bind` names the location cell
+    /// of an object whose location is not known in this execution yet.
+    Act {
+        action: Action,
+        bind: Option<(*const LocCell, Value)>,
+        site: Site,
+    },
+    /// Start a thread running `main`.
+    Spawn { main: ThreadMain, site: Site },
+    /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut.
+    Spin { site: Site },
+}
+
+pub(crate) type FiberYielder = Yielder<Outcome, Request>;
+
+/// The location of a facade object in the current execution. Objects are
+/// bound lazily, on their first visible use, so `const fn` constructors (and
+/// statics) work; a binding is valid for one execution only.
+#[derive(Debug, Default)]
+pub struct LocCell {
+    /// `(generation << 32) | loc`, zero when unbound.
+    packed: AtomicU64,
+}
+
+/// Execution generations: a binding made in another execution is stale.
+static GENERATION: AtomicU32 = AtomicU32::new(1);
+
+pub(crate) fn next_generation() -> u32 {
+    GENERATION.fetch_add(1, Ordering::Relaxed)
+}
+
+impl LocCell {
+    pub const fn new() -> Self {
+        LocCell {
+            packed: AtomicU64::new(0),
+        }
+    }
+    pub(crate) fn get(&self, generation: u32) -> Option<Loc> {
+        let p = self.packed.load(Ordering::Relaxed);
+        ((p >> 32) as u32 == generation).then_some(Loc(p as u32))
+    }
+    pub(crate) fn set(&self, generation: u32, loc: Loc) {
+        self.packed.store(
+            ((generation as u64) << 32) | loc.0 as u64,
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// State shared by the driver (on the main stack) and the fibers. Borrowed
+/// briefly by either side, never across a switch.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pub generation: u32,
+    /// The thread whose fiber is running.
+    pub current: u32,
+    /// Whether a fiber is running (false on the driver's stack).
+    pub in_fiber: bool,
+    /// Each running fiber's yielder.
+    pub yielders: Vec<Option<*const FiberYielder>>,
+    /// Results of finished threads, taken by `join`.
+    pub results: Vec<Option<ThreadResult>>,
+    /// Panics of this execution: thread, message, where.
+    pub panics: Vec<(u32, String, Option<String>)>,
+    /// Threads whose panic was taken by a `join`.
+    pub joined_panics: Vec<u32>,
+    /// Source location of each event of the current graph, per thread.
+    pub sites: Vec<Vec<Site>>,
+    /// A problem found while running threads (nondeterminism, internal error).
+    pub failure: Option<report::Failure>,
+}
+
+thread_local! {
+    static SHARED: RefCell<Option<Rc<RefCell<Shared>>>> = const { RefCell::new(None) };
+    static LAST_PANIC: RefCell<Option<(String, Option<String>)>> = const { RefCell::new(None) };
+}
+
+pub(crate) fn install_shared(s: Option<Rc<RefCell<Shared>>>) {
+    SHARED.with(|cell| *cell.borrow_mut() = s);
+}
+
+fn with_shared<R>(f: impl FnOnce(&mut Shared) -> R) -> R {
+    SHARED.with(|cell| {
+        let rc = cell.borrow().clone().unwrap_or_else(|| {
+            panic!("c11check: a modelled type was used outside `c11check::model` (or outside a modelled thread)")
+        });
+        let mut s = rc.borrow_mut();
+        f(&mut s)
+    })
+}
+
+/// Whether the calling code runs inside a modelled thread.
+pub fn in_model() -> bool {
+    SHARED.with(|cell| cell.borrow().as_ref().is_some_and(|s| s.borrow().in_fiber))
+}
+
+/// The current execution's number (changes every time the program restarts).
+pub fn generation() -> u32 {
+    with_shared(|s| s.generation)
+}
+
+/// The number of the modelled thread that is running (0 is the model's closure).
+pub fn current_thread() -> u32 {
+    with_shared(|s| s.current)
+}
+
+fn suspend(req: Request) -> Outcome {
+    let y = with_shared(|s| {
+        assert!(
+            s.in_fiber,
+            "c11check: a modelled type was used outside the model's threads"
+        );
+        s.yielders[s.current as usize]
+    })
+    .expect("c11check: no running fiber");
+    // SAFETY: the pointer was taken from the `Yielder` the running coroutine
+    // received; that coroutine is the one executing this code, so the yielder
+    // is alive and used from its own stack.
+    unsafe { (*y).suspend(req) }
+}
+
+/// Performs a visible memory access on the object whose location is `cell`
+/// (first bound with initial value `init`). `action` receives the location.
+pub fn access(
+    cell: &LocCell,
+    init: Value,
+    action: impl FnOnce(Loc) -> Action,
+    site: Site,
+) -> Outcome {
+    let generation = with_shared(|s| s.generation);
+    match cell.get(generation) {
+        Some(loc) => suspend(Request::Act {
+            action: action(loc),
+            bind: None,
+            site,
+        }),
+        None => suspend(Request::Act {
+            action: action(Loc(u32::MAX)),
+            bind: Some((cell as *const LocCell, init)),
+            site,
+        }),
+    }
+}
+
+/// A fence with ordering `ord`.
+pub fn fence(ord: MemOrder, site: Site) {
+    suspend(Request::Act {
+        action: Action::Fence { ord },
+        bind: None,
+        site,
+    });
+}
+
+/// Blocks the calling thread for good in this execution (a failed assume).
+pub fn block(reason: BlockReason, site: Site) -> ! {
+    suspend(Request::Act {
+        action: Action::Block { reason },
+        bind: None,
+        site,
+    });
+    unreachable!("c11check: a blocked thread was resumed")
+}
+
+/// Starts a modelled thread; returns its number.
+pub fn spawn(main: ThreadMain, site: Site) -> u32 {
+    suspend(Request::Spawn { main, site }).val as u32
+}
+
+/// Waits for thread `child` to finish and takes its result.
+pub fn join(child: u32, site: Site) -> ThreadResult {
+    suspend(Request::Act {
+        action: Action::Join { child },
+        bind: None,
+        site,
+    });
+    with_shared(|s| {
+        let r = s.results[child as usize]
+            .take()
+            .expect("c11check: a thread was joined twice");
+        if r.is_err() {
+            s.joined_panics.push(child);
+        }
+        r
+    })
+}
+
+/// `yield_now` / `spin_loop`: marks the end of one iteration of a wait loop.
+/// An iteration that only read what the previous one read is cut (that
+/// execution is blocked; the one where a newer value arrives is explored).
+pub fn spin_hint(site: Site) {
+    suspend(Request::Spin { site });
+}
+
+/// Records the panic the hook saw last (the hook keeps messages of modelled
+/// threads out of the test output; the report shows them).
+pub(crate) fn take_last_panic() -> Option<(String, Option<String>)> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
+}
+
+/// Installs (once) a panic hook that stays silent for panics of modelled
+/// threads and remembers their message and place.
+pub(crate) fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let modelled = MODELLING.with(|m| m.get());
+            if !modelled {
+                previous(info);
+                return;
+            }
+            let msg = panic_message(info.payload());
+            let place = info.location().map(|l| l.to_string());
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some((msg, place)));
+        }));
+    });
+}
+
+thread_local! {
+    /// Whether this OS thread is running a model (panics are then recorded).
+    pub(crate) static MODELLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic with a non-string payload)".to_string()
+    }
+}

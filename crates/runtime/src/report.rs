@@ -1,0 +1,379 @@
+//! Failures and the reports that explain them, and the replay string that
+//! re-runs one execution.
+
+use crate::Site;
+use c11check_model::{Action, Analysis, EventId, ExecutionGraph};
+use std::fmt;
+
+/// What kind of bug an execution shows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// A thread panicked (a failed assertion included) and nobody joined it.
+    Panic,
+    /// Two accesses to the same non-atomic data, one a write, not ordered by
+    /// happens-before.
+    DataRace,
+    /// Every live thread waits for something that never comes.
+    Deadlock,
+    /// A thread spins forever, or exceeded its step bound.
+    Livelock,
+    /// The code under test did not do the same thing when re-run.
+    Nondeterminism,
+    /// A bug of c11check itself.
+    Internal,
+}
+
+impl FailureKind {
+    pub fn title(self) -> &'static str {
+        match self {
+            FailureKind::Panic => "panic",
+            FailureKind::DataRace => "data race",
+            FailureKind::Deadlock => "deadlock",
+            FailureKind::Livelock => "livelock",
+            FailureKind::Nondeterminism => "nondeterministic test",
+            FailureKind::Internal => "internal error",
+        }
+    }
+}
+
+/// A bug found in one execution.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub message: String,
+    /// Threads involved.
+    pub threads: Vec<u32>,
+    /// Events involved (highlighted in the trace).
+    pub events: Vec<EventId>,
+}
+
+/// A failure together with the execution that shows it.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub failure: Failure,
+    /// One line per event, in an order that respects program order and reads-from.
+    pub trace: Vec<String>,
+    /// Feed to `Builder::replay` (or `C11CHECK_REPLAY`) to re-run this execution.
+    pub replay: String,
+    /// The execution graph in Graphviz syntax.
+    pub dot: String,
+    /// Executions explored before this one (this one included).
+    pub execution_number: u64,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "c11check found a {} in execution {}:",
+            self.failure.kind.title(),
+            self.execution_number
+        )?;
+        writeln!(f, "  {}", self.failure.message)?;
+        writeln!(f)?;
+        writeln!(f, "The execution (each load names the store it read):")?;
+        for line in &self.trace {
+            writeln!(f, "  {line}")?;
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "Replay it with `c11check::model::Builder::new().replay(\"{}\")`",
+            self.replay
+        )?;
+        write!(f, "or by setting C11CHECK_REPLAY={}", self.replay)
+    }
+}
+
+/// One event, for humans: `T1.3 load(acquire) x2 = 1 (reads T0.4) at src/lib.rs:10:5`.
+pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> String {
+    let e = g.event(id);
+    let what = match e.action {
+        Action::Load { loc, ord } => {
+            format!("load({}) loc{} = {}", ord_name(ord), loc.0, e.read_val)
+        }
+        Action::Store { loc, ord, val } => {
+            format!("store({}) loc{} := {}", ord_name(ord), loc.0, val)
+        }
+        Action::Rmw {
+            loc,
+            ord,
+            op,
+            operand,
+            ..
+        } => format!(
+            "fetch_{}({}) loc{} {} -> {}",
+            op.name(),
+            ord_name(ord),
+            loc.0,
+            operand,
+            e.read_val
+        ),
+        Action::Cas {
+            loc,
+            expected,
+            new,
+            success,
+            failure,
+            weak,
+        } => format!(
+            "compare_exchange{}({}/{}) loc{} {} -> {}: read {}, {}",
+            if weak { "_weak" } else { "" },
+            ord_name(success),
+            ord_name(failure),
+            loc.0,
+            expected,
+            new,
+            e.read_val,
+            if e.is_write() {
+                "succeeded"
+            } else if e.spurious_fail {
+                "failed spuriously"
+            } else {
+                "failed"
+            }
+        ),
+        Action::Fence { ord } => format!("fence({})", ord_name(ord)),
+        Action::Spawn { child } => format!("spawn thread {child}"),
+        Action::Join { child } => format!("join thread {child}"),
+        Action::Block { reason } => format!("blocked ({})", reason.name()),
+        Action::Finish => "finished".to_string(),
+    };
+    let from = match e.rf {
+        Some(w) if w.is_init() => " (reads the initial value)".to_string(),
+        Some(w) => format!(" (reads {w})"),
+        None => String::new(),
+    };
+    let at = site.map(|s| format!(" at {s}")).unwrap_or_default();
+    format!("{id} {what}{from}{at}")
+}
+
+fn ord_name(o: c11check_model::MemOrder) -> &'static str {
+    use c11check_model::MemOrder::*;
+    match o {
+        NonAtomic => "plain",
+        Relaxed => "Relaxed",
+        Acquire => "Acquire",
+        Release => "Release",
+        AcqRel => "AcqRel",
+        SeqCst => "SeqCst",
+    }
+}
+
+/// The events of `g` in an order that respects program order, reads-from and
+/// thread creation: the lowest thread whose next event is ready goes first.
+pub fn replay_order(g: &ExecutionGraph) -> Vec<EventId> {
+    let n = g.num_threads();
+    let mut done = vec![0u32; n];
+    let mut out = Vec::with_capacity(g.num_events());
+    loop {
+        let mut progress = false;
+        for t in 0..n as u32 {
+            if !g.is_started(t) && g.thread(t).parent.is_some() {
+                let p = g.thread(t).parent.unwrap();
+                if done[p.thread as usize] <= p.index {
+                    continue;
+                }
+            }
+            while done[t as usize] < g.thread_len(t) {
+                let id = EventId::new(t, done[t as usize]);
+                let e = g.event(id);
+                let ready_rf =
+                    e.rf.is_none_or(|w| w.is_init() || done[w.thread as usize] > w.index);
+                let ready_join = match e.action {
+                    Action::Join { child } => done[child as usize] == g.thread_len(child),
+                    _ => true,
+                };
+                if !(ready_rf && ready_join) {
+                    break;
+                }
+                out.push(id);
+                done[t as usize] += 1;
+                progress = true;
+            }
+        }
+        if !progress {
+            return out;
+        }
+    }
+}
+
+/// Encodes the choices of execution `g`: its events in replay order, each
+/// read with the write it reads (`r` = the initial value, `!` = a weak CAS
+/// that failed spuriously), each spawn with the number of its thread.
+pub fn encode_replay(g: &ExecutionGraph) -> String {
+    let mut parts = Vec::new();
+    for id in replay_order(g) {
+        let e = g.event(id);
+        let mut s = id.thread.to_string();
+        if let Some(w) = e.rf {
+            if w.is_init() {
+                s.push_str("<i");
+            } else {
+                s.push_str(&format!("<{}.{}", w.thread, w.index));
+            }
+            if e.spurious_fail {
+                s.push('!');
+            }
+        }
+        if let Action::Spawn { child } = e.action {
+            s.push_str(&format!("^{child}"));
+        }
+        parts.push(s);
+    }
+    format!("c1:{}", parts.join(","))
+}
+
+/// One step of a replay string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayStep {
+    pub thread: u32,
+    /// For a read: `None` = the initial value, else the write.
+    pub source: Option<Option<EventId>>,
+    pub spurious: bool,
+    pub child: Option<u32>,
+}
+
+/// Parses a replay string made by [`encode_replay`].
+pub fn decode_replay(s: &str) -> Result<Vec<ReplayStep>, String> {
+    let body = s
+        .trim()
+        .strip_prefix("c1:")
+        .ok_or_else(|| "a replay string starts with `c1:`".to_string())?;
+    let mut steps = Vec::new();
+    if body.is_empty() {
+        return Ok(steps);
+    }
+    for (i, part) in body.split(',').enumerate() {
+        let bad = || format!("replay string: step {} (`{part}`) is malformed", i + 1);
+        let (head, child) = match part.split_once('^') {
+            Some((h, c)) => (h, Some(c.parse::<u32>().map_err(|_| bad())?)),
+            None => (part, None),
+        };
+        let (t, src) = match head.split_once('<') {
+            Some((t, src)) => (t, Some(src)),
+            None => (head, None),
+        };
+        let thread = t.parse::<u32>().map_err(|_| bad())?;
+        let (source, spurious) = match src {
+            None => (None, false),
+            Some(src) => {
+                let (src, spurious) = match src.strip_suffix('!') {
+                    Some(s) => (s, true),
+                    None => (src, false),
+                };
+                if src == "i" {
+                    (Some(None), spurious)
+                } else {
+                    let (a, b) = src.split_once('.').ok_or_else(bad)?;
+                    let id =
+                        EventId::new(a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                    (Some(Some(id)), spurious)
+                }
+            }
+        };
+        steps.push(ReplayStep {
+            thread,
+            source,
+            spurious,
+            child,
+        });
+    }
+    Ok(steps)
+}
+
+/// The execution graph as Graphviz: one cluster per thread (sb edges), rf
+/// edges in green, synchronizes-with in blue (bold), mo between writes in red.
+pub fn to_dot(
+    g: &ExecutionGraph,
+    a: Option<&Analysis<'_>>,
+    site: &dyn Fn(EventId) -> Option<Site>,
+) -> String {
+    let name = |id: EventId| {
+        if id.is_init() {
+            format!("init{}", id.index)
+        } else {
+            format!("e{}_{}", id.thread, id.index)
+        }
+    };
+    let mut s = String::from(
+        "digraph execution {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n",
+    );
+    for t in 0..g.num_threads() as u32 {
+        s.push_str(&format!(
+            "  subgraph cluster_t{t} {{\n    label=\"thread {t}\";\n"
+        ));
+        for i in 0..g.thread_len(t) {
+            let id = EventId::new(t, i);
+            let label = describe_event(g, id, site(id)).replace('"', "'");
+            s.push_str(&format!("    {} [label=\"{}\"];\n", name(id), label));
+            if i > 0 {
+                s.push_str(&format!(
+                    "    {} -> {} [label=sb];\n",
+                    name(EventId::new(t, i - 1)),
+                    name(id)
+                ));
+            }
+        }
+        s.push_str("  }\n");
+    }
+    for (id, e) in g.events() {
+        if let Some(w) = e.rf {
+            if w.is_init() {
+                s.push_str(&format!(
+                    "  {} [label=\"init loc{} = {}\"];\n",
+                    name(w),
+                    w.index,
+                    g.init_value(c11check_model::Loc(w.index))
+                ));
+            }
+            s.push_str(&format!(
+                "  {} -> {} [label=rf, color=darkgreen];\n",
+                name(w),
+                name(id)
+            ));
+        }
+    }
+    if let Some(a) = a {
+        for lm in &a.locs {
+            for (ci, chain) in lm.chains.iter().enumerate() {
+                for pair in chain.windows(2) {
+                    s.push_str(&format!(
+                        "  {} -> {} [label=mo, color=red];\n",
+                        name(lm.writes[pair[0]]),
+                        name(lm.writes[pair[1]])
+                    ));
+                }
+                for cj in lm.order.iter_row(ci) {
+                    let last = lm.writes[*chain.last().unwrap()];
+                    let first = lm.writes[lm.chains[cj][0]];
+                    if !last.is_init() || !first.is_init() {
+                        s.push_str(&format!(
+                            "  {} -> {} [label=mo, color=red, style=dashed];\n",
+                            name(last),
+                            name(first)
+                        ));
+                    }
+                }
+            }
+        }
+        for (id, e) in g.events() {
+            if let Some(w) = e.rf {
+                if !w.is_init()
+                    && w.thread != id.thread
+                    && a.hb(w, id)
+                    && e.ord().is_acquire()
+                    && g.event(w).ord().is_release()
+                {
+                    s.push_str(&format!(
+                        "  {} -> {} [label=sw, color=blue, style=bold];\n",
+                        name(w),
+                        name(id)
+                    ));
+                }
+            }
+        }
+    }
+    s.push_str("}\n");
+    s
+}

@@ -1,0 +1,400 @@
+//! Running a closure under an explorer and judging each execution.
+
+use crate::driver::{ExecutionState, FiberDriver, RuntimeOptions};
+use crate::report::{
+    decode_replay, describe_event, encode_replay, replay_order, to_dot, Failure, FailureKind,
+    Report,
+};
+use c11check_explore::{exhaustive, Config, Driver, Ending, Execution, Stats};
+use c11check_model::{Action, Analysis, BlockReason, EventId, ExecutionGraph, Model};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How to explore.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub model: Model,
+    pub max_executions: Option<u64>,
+    pub time_budget: Option<Duration>,
+    pub runtime: RuntimeOptions,
+    /// Re-run only the execution this replay string describes.
+    pub replay: Option<String>,
+    /// Print a progress line to stderr every second or so.
+    pub progress: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            model: Model::Cpp20,
+            max_executions: None,
+            time_budget: None,
+            runtime: RuntimeOptions::default(),
+            replay: None,
+            progress: false,
+        }
+    }
+}
+
+/// What a run that found no bug explored.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub stats: Stats,
+    /// Executions cut because a spinning thread re-read old values or a
+    /// thread waited for a lock that a later release hands over (explored
+    /// separately); not bugs.
+    pub blocked: u64,
+}
+
+/// Explores every execution of `main` (or replays one) and returns the first
+/// bug found, as a report.
+pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
+    let mut driver = FiberDriver::new(main, cfg.runtime.clone());
+    driver.enter();
+    let state = driver.state();
+    let mut found: Option<Box<Report>> = None;
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    let mut count = 0u64;
+    let mut visitor = |ex: &Execution<'_>| -> bool {
+        count += 1;
+        if cfg.progress && last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            eprintln!(
+                "c11check: {count} executions explored in {:.1}s ({:.0}/s)",
+                start.elapsed().as_secs_f64(),
+                count as f64 / start.elapsed().as_secs_f64()
+            );
+        }
+        match judge(ex, &state) {
+            Some(failure) => {
+                found = Some(Box::new(make_report(
+                    ex.graph,
+                    Some(ex.analysis),
+                    failure,
+                    &state,
+                    count,
+                )));
+                false
+            }
+            None => true,
+        }
+    };
+    let result = match &cfg.replay {
+        Some(s) => replay(&mut driver, s, cfg.model, &mut visitor).map(|stats| Summary {
+            blocked: stats.blocked,
+            stats,
+        }),
+        None => {
+            let config = Config {
+                model: cfg.model,
+                observed: Vec::new(),
+                max_executions: cfg.max_executions,
+                time_budget: cfg.time_budget,
+            };
+            let stats = exhaustive::explore(&mut driver, &config, &mut visitor);
+            Ok(Summary {
+                blocked: stats.blocked,
+                stats,
+            })
+        }
+    };
+    driver.leave();
+    if let Some(r) = found {
+        return Err(r);
+    }
+    result.map_err(|msg| {
+        Box::new(Report {
+            failure: Failure {
+                kind: FailureKind::Nondeterminism,
+                message: msg,
+                threads: vec![],
+                events: vec![],
+            },
+            trace: vec![],
+            replay: cfg.replay.clone().unwrap_or_default(),
+            dot: String::new(),
+            execution_number: 1,
+        })
+    })
+}
+
+/// The bug execution `ex` shows, if any.
+fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
+    if let Some(f) = state.take_failure() {
+        return Some(f);
+    }
+    let g = ex.graph;
+    if let Some((t, msg, place)) = state.unhandled_panics().into_iter().next() {
+        let at = place.map(|p| format!(" at {p}")).unwrap_or_default();
+        let who = if t == 0 {
+            "the model's main thread".to_string()
+        } else {
+            format!("thread {t}")
+        };
+        return Some(Failure {
+            kind: FailureKind::Panic,
+            message: format!("{who} panicked{at}: {msg}"),
+            threads: vec![t],
+            events: g
+                .thread_len(t)
+                .checked_sub(1)
+                .map(|i| EventId::new(t, i))
+                .into_iter()
+                .collect(),
+        });
+    }
+    if let Some((a, b)) = ex.analysis.races().into_iter().next() {
+        let site = |id: EventId| {
+            state
+                .site(id)
+                .map(|s| format!(" at {s}"))
+                .unwrap_or_default()
+        };
+        let kind = |id: EventId| {
+            if g.event(id).is_write() {
+                "write"
+            } else {
+                "read"
+            }
+        };
+        return Some(Failure {
+            kind: FailureKind::DataRace,
+            message: format!(
+                "data race on loc{}: {} {}{} and {} {}{} are not ordered by happens-before",
+                g.event(a).loc().map(|l| l.0).unwrap_or(0),
+                kind(a),
+                a,
+                site(a),
+                kind(b),
+                b,
+                site(b)
+            ),
+            threads: vec![a.thread, b.thread],
+            events: vec![a, b],
+        });
+    }
+    match ex.ending {
+        Ending::Complete => None,
+        Ending::Deadlock => {
+            let waiting: Vec<u32> = (0..g.num_threads() as u32)
+                .filter(|&t| g.is_started(t) && !g.is_finished(t) && !g.is_blocked(t))
+                .collect();
+            Some(Failure {
+                kind: FailureKind::Deadlock,
+                message: format!(
+                    "deadlock: {} wait for threads that never finish",
+                    waiting
+                        .iter()
+                        .map(|t| format!("thread {t}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                threads: waiting,
+                events: vec![],
+            })
+        }
+        Ending::Blocked => judge_blocked(ex),
+    }
+}
+
+/// An execution that ended with blocked threads is a bug only when no other
+/// execution can unblock them: a lock whose holder never releases it, a spin
+/// loop that can only ever read what it read, or a thread over its step bound.
+fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
+    let g = ex.graph;
+    let mut lock_waits = Vec::new();
+    let mut spins = Vec::new();
+    for t in 0..g.num_threads() as u32 {
+        let Some(Action::Block { reason }) = g.last_event(t).map(|e| e.action) else {
+            continue;
+        };
+        match reason {
+            BlockReason::Bound => {
+                return Some(Failure {
+                    kind: FailureKind::Livelock,
+                    message: format!(
+                        "thread {t} performed {} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)",
+                        g.thread_len(t) - 1
+                    ),
+                    threads: vec![t],
+                    events: vec![],
+                });
+            }
+            BlockReason::LockHeld => {
+                let acquire = EventId::new(t, g.thread_len(t) - 2);
+                let holder = g.event(acquire).rf.expect("lock read");
+                let released_later = !holder.is_init()
+                    && g.thread_events(holder.thread)[holder.index as usize + 1..]
+                        .iter()
+                        .any(|e| e.loc() == g.event(acquire).loc() && e.is_write());
+                if released_later {
+                    return None;
+                }
+                lock_waits.push((t, holder, acquire));
+            }
+            BlockReason::Assume => spins.push(t),
+        }
+    }
+    if !spins.is_empty() {
+        // A spin loop is stuck only if every load of its last iteration read
+        // a write that can stay last in modification order.
+        for &t in &spins {
+            let len = g.thread_len(t) - 1;
+            let mut i = len;
+            let mut stuck = true;
+            while i > 0 {
+                i -= 1;
+                let e = g.event(EventId::new(t, i));
+                if !matches!(e.action, Action::Load { .. }) {
+                    break;
+                }
+                let w = e.rf.unwrap();
+                if !ex.analysis.mo_max_candidates(e.loc().unwrap()).contains(&w) {
+                    stuck = false;
+                    break;
+                }
+            }
+            if !stuck {
+                return None;
+            }
+        }
+        return Some(Failure {
+            kind: FailureKind::Livelock,
+            message: format!(
+                "{} spin{} forever: every other thread is finished or blocked and nothing it waits for can still be written",
+                spins.iter().map(|t| format!("thread {t}")).collect::<Vec<_>>().join(", "),
+                if spins.len() == 1 { "s" } else { "" }
+            ),
+            threads: spins,
+            events: vec![],
+        });
+    }
+    if lock_waits.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = lock_waits
+        .iter()
+        .map(|(t, holder, _)| {
+            let by = if holder.is_init() {
+                "a lock that was never released".to_string()
+            } else if g.is_finished(holder.thread) {
+                format!(
+                    "a lock that thread {} took at {} and never released",
+                    holder.thread, holder
+                )
+            } else {
+                format!(
+                    "a lock held by thread {} (taken at {})",
+                    holder.thread, holder
+                )
+            };
+            format!("thread {t} waits for {by}")
+        })
+        .collect();
+    Some(Failure {
+        kind: FailureKind::Deadlock,
+        message: format!("deadlock: {}", parts.join("; ")),
+        threads: lock_waits.iter().map(|w| w.0).collect(),
+        events: lock_waits.iter().map(|w| w.2).collect(),
+    })
+}
+
+fn make_report(
+    g: &ExecutionGraph,
+    a: Option<&Analysis<'_>>,
+    failure: Failure,
+    state: &ExecutionState,
+    n: u64,
+) -> Report {
+    let site = |id: EventId| state.site(id);
+    let trace = replay_order(g)
+        .into_iter()
+        .filter(|id| !matches!(g.event(*id).action, Action::Finish))
+        .map(|id| {
+            let mark = if failure.events.contains(&id) {
+                ">> "
+            } else {
+                "   "
+            };
+            format!("{mark}{}", describe_event(g, id, site(id)))
+        })
+        .collect();
+    Report {
+        replay: encode_replay(g),
+        dot: to_dot(g, a, &site),
+        trace,
+        failure,
+        execution_number: n,
+    }
+}
+
+/// Re-runs the one execution a replay string describes.
+fn replay(
+    driver: &mut FiberDriver,
+    s: &str,
+    model: Model,
+    visitor: &mut dyn FnMut(&Execution<'_>) -> bool,
+) -> Result<Stats, String> {
+    let steps = decode_replay(s)?;
+    let mut g = driver.initial_graph();
+    driver.begin(&mut g);
+    let start = Instant::now();
+    for (i, step) in steps.iter().enumerate() {
+        let t = step.thread;
+        while g.num_threads() as u32 <= t {
+            g.add_thread(None);
+        }
+        let action = driver.next_action(&mut g, t);
+        let diverged = || {
+            format!("replay step {} does not match the program (thread {t} now does `{action}`): the replay string is from another version of the test", i + 1)
+        };
+        match (action, step.source, step.child) {
+            (Action::Spawn { .. }, None, Some(child)) => {
+                let id = g.push(t, Action::Spawn { child });
+                while g.num_threads() as u32 <= child {
+                    g.add_thread(None);
+                }
+                g.set_parent(child, Some(id));
+            }
+            (a, Some(src), None) if a.reads() => {
+                let id = g.push(t, a);
+                let w = src.unwrap_or_else(|| EventId::init(a.loc().unwrap()));
+                if !g.contains(w) || !g.is_write(w) || g.loc_of(w) != a.loc() {
+                    return Err(diverged());
+                }
+                g.set_rf(id, w);
+                g.event_mut(id).spurious_fail = step.spurious;
+            }
+            (a, None, None) if !a.reads() && !matches!(a, Action::Spawn { .. }) => {
+                g.push(t, a);
+            }
+            _ => return Err(diverged()),
+        }
+    }
+    let analysis = Analysis::new(&g, model)
+        .map_err(|e| format!("the replayed execution is not consistent under {model:?}: {e:?}"))?;
+    if !analysis.is_consistent() {
+        return Err(format!(
+            "the replayed execution is not consistent under {model:?}"
+        ));
+    }
+    let ending = if (0..g.num_threads() as u32).all(|t| g.is_finished(t)) {
+        Ending::Complete
+    } else if (0..g.num_threads() as u32).any(|t| g.is_blocked(t)) {
+        Ending::Blocked
+    } else {
+        Ending::Deadlock
+    };
+    visitor(&Execution {
+        graph: &g,
+        analysis: &analysis,
+        finals: &[],
+        ending,
+    });
+    Ok(Stats {
+        executions: 1,
+        elapsed: start.elapsed(),
+        ..Stats::default()
+    })
+}
