@@ -34,6 +34,7 @@ impl<T> UnsafeCell<T> {
 }
 
 impl<T: ?Sized> UnsafeCell<T> {
+    #[track_caller]
     fn event(&self, write: bool) {
         let site = Location::caller();
         if write {

@@ -1,7 +1,9 @@
 //! Entry points: [`model`] and [`Builder`].
 
 use c11check_model::Model;
-use c11check_runtime::{run, RunConfig, RuntimeOptions, Summary};
+use c11check_runtime::{run, RunConfig, RuntimeOptions};
+
+pub use c11check_runtime::{FailureKind, Report, Summary};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -118,7 +120,7 @@ impl Builder {
     }
 
     /// Explores `f`; returns what was explored, or the report of the first bug.
-    pub fn explore<F>(&self, f: F) -> Result<Summary, Box<c11check_runtime::Report>>
+    pub fn explore<F>(&self, f: F) -> Result<Summary, Box<Report>>
     where
         F: Fn() + Send + Sync + 'static,
     {

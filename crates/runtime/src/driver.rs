@@ -291,7 +291,11 @@ impl FiberDriver {
         (0..b - a).all(|i| {
             let e1 = g.event(EventId::new(t, a + i));
             let e2 = g.event(EventId::new(t, b + i));
-            matches!(e1.action, Action::Load { .. }) && e1.action == e2.action && e1.rf == e2.rf
+            e1.is_read()
+                && !e1.is_write()
+                && e1.action == e2.action
+                && e1.rf == e2.rf
+                && e1.spurious_fail == e2.spurious_fail
         })
     }
 

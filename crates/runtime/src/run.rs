@@ -246,7 +246,12 @@ fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
             while i > 0 {
                 i -= 1;
                 let e = g.event(EventId::new(t, i));
-                if !matches!(e.action, Action::Load { .. }) {
+                if !e.is_read() || e.is_write() {
+                    break;
+                }
+                // A weak CAS does not fail spuriously forever.
+                if e.spurious_fail {
+                    stuck = false;
                     break;
                 }
                 let w = e.rf.unwrap();
