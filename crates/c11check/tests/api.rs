@@ -347,3 +347,26 @@ fn sixty_four_threads() {
     assert_eq!(set, BTreeSet::from([64 * 65 / 2]));
     assert_eq!(executions, 1);
 }
+
+#[test]
+fn three_by_three_fetch_add_is_1680_executions() {
+    // (9)! / (3!)^3 orders of the increments; scoped threads need no Arc, whose
+    // reference counts would add executions of their own.
+    let summary = Builder::new()
+        .explore(|| {
+            let n = AtomicUsize::new(0);
+            thread::scope(|s| {
+                for _ in 0..3 {
+                    s.spawn(|| {
+                        for _ in 0..3 {
+                            n.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
+                }
+            });
+            assert_eq!(n.load(Ordering::Relaxed), 9);
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(summary.stats.executions, 1680);
+    assert_eq!(summary.blocked, 0);
+}

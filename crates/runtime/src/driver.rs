@@ -329,38 +329,59 @@ impl FiberDriver {
                     },
                 );
             }
-            (Some(Pending::Act(a, _)), b) if a == b => {
+            (Some(Pending::Act(a, _)), b) if same_shape(&a, &b) => {
+                // Values that come from the program (a pointer from a fresh
+                // allocation, say) may differ from the run that recorded the
+                // event: take this run's, and what reads return follows from
+                // their sources, which were replayed first.
+                let was_write = e.is_write();
+                g.event_mut(id).action = a;
+                if let Some(w) = e.rf {
+                    g.set_rf(id, w);
+                }
+                let now = g.event(id);
+                if now.is_write() != was_write {
+                    let now_text = now.action.to_string();
+                    self.nondeterministic(g, t, id, &now_text);
+                    return;
+                }
                 let outcome = Outcome {
-                    val: e.read_val,
-                    ok: e.is_write(),
+                    val: now.read_val,
+                    ok: now.is_write(),
                 };
                 self.resume(g, t, outcome);
             }
-            (p, b) => {
+            (p, _) => {
                 let asked = match p {
                     Some(Pending::Act(a, _)) => a.to_string(),
                     Some(Pending::Spawn(..)) => "spawn".to_string(),
                     Some(Pending::Finished) => "finish".to_string(),
                     None => "nothing".to_string(),
                 };
-                self.shared.borrow_mut().failure.get_or_insert(Failure {
-                    kind: FailureKind::Nondeterminism,
-                    message: format!(
-                        "thread {t} behaved differently when re-run with the same values: its operation {} was `{b}`, now it asks for `{asked}`. The code under test must be deterministic apart from what it reads from modelled types (no real time, randomness, or std atomics shared between executions).",
-                        done + 1
-                    ),
-                    threads: vec![t],
-                    events: vec![id],
-                });
-                // Keep the thread where it is: the execution will be reported.
-                self.slot(t).pending = Some(Pending::Act(
-                    Action::Block {
-                        reason: BlockReason::Assume,
-                    },
-                    internal_site(),
-                ));
+                self.nondeterministic(g, t, id, &asked);
             }
         }
+    }
+
+    /// Records that thread `t` did not repeat event `id` (it now asks for
+    /// `asked`) and parks the thread; the execution is reported.
+    fn nondeterministic(&mut self, g: &ExecutionGraph, t: u32, id: EventId, asked: &str) {
+        let was = g.event(id).action;
+        self.shared.borrow_mut().failure.get_or_insert(Failure {
+            kind: FailureKind::Nondeterminism,
+            message: format!(
+                "thread {t} behaved differently when re-run with the same values: its operation {} was `{was}`, now it is `{asked}`. The code under test must be deterministic apart from what it reads from modelled types (no real time, randomness, std atomics shared between executions, or comparisons of addresses that depend on the allocator).",
+                id.index + 1
+            ),
+            threads: vec![t],
+            events: vec![id],
+        });
+        self.slot(t).pending = Some(Pending::Act(
+            Action::Block {
+                reason: BlockReason::Assume,
+            },
+            internal_site(),
+        ));
     }
 
     fn record_site(&mut self, id: EventId, site: Option<Site>) {
@@ -433,6 +454,51 @@ impl ExecutionState {
 /// The site recorded for events the runtime makes up (blocks, finishes).
 fn internal_site() -> Site {
     std::panic::Location::caller()
+}
+
+/// Whether two actions are the same operation, values aside.
+fn same_shape(a: &Action, b: &Action) -> bool {
+    match (*a, *b) {
+        (
+            Action::Store { loc, ord, .. },
+            Action::Store {
+                loc: l2, ord: o2, ..
+            },
+        ) => loc == l2 && ord == o2,
+        (
+            Action::Rmw {
+                loc,
+                ord,
+                op,
+                width,
+                ..
+            },
+            Action::Rmw {
+                loc: l2,
+                ord: o2,
+                op: op2,
+                width: w2,
+                ..
+            },
+        ) => loc == l2 && ord == o2 && op == op2 && width == w2,
+        (
+            Action::Cas {
+                loc,
+                success,
+                failure,
+                weak,
+                ..
+            },
+            Action::Cas {
+                loc: l2,
+                success: s2,
+                failure: f2,
+                weak: k2,
+                ..
+            },
+        ) => loc == l2 && success == s2 && failure == f2 && weak == k2,
+        (a, b) => a == b,
+    }
 }
 
 /// `action` with its location set.
