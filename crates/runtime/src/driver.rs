@@ -67,6 +67,8 @@ pub struct FiberDriver {
     pub(crate) shared: Rc<RefCell<Shared>>,
     /// Locations used by events of the current graph (fresh ones avoid them).
     used_locs: HashSet<Loc>,
+    /// Fiber stacks of finished fibers, reused (allocating one is a syscall).
+    stacks: Vec<DefaultStack>,
 }
 
 impl FiberDriver {
@@ -79,6 +81,7 @@ impl FiberDriver {
             bodies: Vec::new(),
             shared: Rc::new(RefCell::new(Shared::default())),
             used_locs: HashSet::new(),
+            stacks: Vec::new(),
         }
     }
 
@@ -109,6 +112,7 @@ impl FiberDriver {
                     // user destructors that could call back into the model.
                     unsafe { f.force_reset() };
                 }
+                self.stacks.push(f.into_stack());
             }
         }
         // Thread bodies that never ran, pending spawns and thread results hold
@@ -170,8 +174,11 @@ impl FiberDriver {
         };
         let shared = self.shared.clone();
         let fiber = Fiber::with_stack(
-            DefaultStack::new(self.options.stack_size)
-                .expect("c11check: cannot allocate a fiber stack"),
+            match self.stacks.pop() {
+                Some(stack) => stack,
+                None => DefaultStack::new(self.options.stack_size)
+                    .expect("c11check: cannot allocate a fiber stack"),
+            },
             move |y: &FiberYielder, _first: Outcome| {
                 {
                     let mut s = shared.borrow_mut();
@@ -214,7 +221,9 @@ impl FiberDriver {
             self.shared.borrow_mut().in_fiber = false;
             let pending = match res {
                 CoroutineResult::Return(()) => {
-                    self.slot(t).fiber = None;
+                    if let Some(f) = self.slot(t).fiber.take() {
+                        self.stacks.push(f.into_stack());
+                    }
                     Pending::Finished
                 }
                 CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
