@@ -32,3 +32,28 @@ pub mod sync;
 pub mod thread;
 
 pub use model::model;
+
+/// `std::thread_local!` under the model: each modelled thread gets its own
+/// value, made on first use and dropped when the thread ends.
+#[macro_export]
+macro_rules! thread_local {
+    () => {};
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }; $($rest:tt)*) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init; $($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init;);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => {
+        $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> = {
+            fn __init() -> $t {
+                $init
+            }
+            $crate::thread::LocalKey::new(__init)
+        };
+        $crate::thread_local!($($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init;);
+    };
+}

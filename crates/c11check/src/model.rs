@@ -124,7 +124,11 @@ impl Builder {
     where
         F: Fn() + Send + Sync + 'static,
     {
-        let result = run(Arc::new(f), &self.config());
+        let main = move || {
+            f();
+            crate::thread::destroy_thread_locals();
+        };
+        let result = run(Arc::new(main), &self.config());
         if let (Err(report), Some(path)) = (&result, &self.dot) {
             if let Err(e) = std::fs::write(path, &report.dot) {
                 eprintln!("c11check: cannot write {}: {e}", path.display());

@@ -168,7 +168,11 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let main: rt::ThreadMain = Box::new(move || Box::new(f()) as Box<dyn Any + Send>);
+    let main: rt::ThreadMain = Box::new(move || {
+        let v = f();
+        destroy_thread_locals();
+        Box::new(v) as Box<dyn Any + Send>
+    });
     let id = rt::spawn(main, site);
     let name: Option<StdArc<str>> = name.map(StdArc::from);
     registry::with(|r| {
@@ -249,6 +253,7 @@ impl<'scope> Scope<'scope, '_> {
         let out2 = out.clone();
         let main: Box<dyn FnOnce() -> Box<dyn Any + Send> + 'scope> = Box::new(move || {
             let v = f();
+            destroy_thread_locals();
             *out2.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
             Box::new(()) as Box<dyn Any + Send>
         });
@@ -284,5 +289,147 @@ impl<T> ScopedJoinHandle<'_, T> {
                 .take()
                 .expect("c11check: scoped thread result")
         })
+    }
+}
+
+/// Per-thread values of `thread_local!` keys: one per modelled thread and
+/// execution (std's thread-locals would be shared by every fiber of the OS
+/// thread).
+mod locals {
+    use super::rt;
+    use std::any::Any;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    #[derive(Default)]
+    pub(super) struct Locals {
+        generation: u32,
+        values: HashMap<(usize, u32), Box<dyn Any>>,
+    }
+
+    thread_local! {
+        pub(super) static LOCALS: RefCell<Locals> = RefCell::new(Locals::default());
+    }
+
+    /// The value of `key` for the running thread, made by `init` on first use.
+    pub(super) fn get<T: 'static>(key: usize, init: fn() -> T) -> *const T {
+        let t = rt::current_thread();
+        let generation = rt::generation();
+        let existing = LOCALS.with(|l| {
+            let mut l = l.borrow_mut();
+            if l.generation != generation {
+                // Values of earlier executions: their threads are gone.
+                let old = std::mem::take(&mut l.values);
+                std::mem::forget(old);
+                l.generation = generation;
+            }
+            l.values
+                .get(&(key, t))
+                .map(|b| b.downcast_ref::<T>().expect("thread_local type") as *const T)
+        });
+        if let Some(p) = existing {
+            return p;
+        }
+        // `init` may itself use modelled types: no borrow is held meanwhile.
+        let v: Box<dyn Any> = Box::new(init());
+        LOCALS.with(|l| {
+            let mut l = l.borrow_mut();
+            let b = l.values.entry((key, t)).or_insert(v);
+            b.downcast_ref::<T>().expect("thread_local type") as *const T
+        })
+    }
+
+    /// Drops the running thread's values (at its end, as std does).
+    pub(crate) fn destroy_current() {
+        if !rt::in_model() {
+            return;
+        }
+        let t = rt::current_thread();
+        let generation = rt::generation();
+        let mine: Vec<Box<dyn Any>> = LOCALS.with(|l| {
+            let mut l = l.borrow_mut();
+            if l.generation != generation {
+                return Vec::new();
+            }
+            let keys: Vec<(usize, u32)> = l.values.keys().filter(|k| k.1 == t).copied().collect();
+            keys.into_iter()
+                .filter_map(|k| l.values.remove(&k))
+                .collect()
+        });
+        drop(mine);
+    }
+}
+
+pub(crate) use locals::destroy_current as destroy_thread_locals;
+
+/// A `thread_local!` key: each modelled thread sees its own value.
+pub struct LocalKey<T: 'static> {
+    init: fn() -> T,
+}
+
+/// The error of [`LocalKey::try_with`] (never returned by the model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessError;
+
+impl<T: 'static> LocalKey<T> {
+    #[doc(hidden)]
+    pub const fn new(init: fn() -> T) -> Self {
+        LocalKey { init }
+    }
+    /// Calls `f` with the running thread's value.
+    pub fn with<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&T) -> R,
+    {
+        let p = locals::get(self as *const Self as usize, self.init);
+        // SAFETY: the value is boxed (stable address) and dropped only when
+        // its thread ends or the execution is over, neither of which can
+        // happen while that thread runs `f`.
+        f(unsafe { &*p })
+    }
+    pub fn try_with<F, R>(&'static self, f: F) -> Result<R, AccessError>
+    where
+        F: FnOnce(&T) -> R,
+    {
+        Ok(self.with(f))
+    }
+}
+
+impl<T: 'static> LocalKey<std::cell::Cell<T>> {
+    pub fn set(&'static self, value: T) {
+        self.with(|c| c.set(value))
+    }
+    pub fn get(&'static self) -> T
+    where
+        T: Copy,
+    {
+        self.with(|c| c.get())
+    }
+    pub fn take(&'static self) -> T
+    where
+        T: Default,
+    {
+        self.with(|c| c.take())
+    }
+    pub fn replace(&'static self, value: T) -> T {
+        self.with(|c| c.replace(value))
+    }
+}
+
+impl<T: 'static> LocalKey<std::cell::RefCell<T>> {
+    pub fn with_borrow<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&T) -> R,
+    {
+        self.with(|c| f(&c.borrow()))
+    }
+    pub fn with_borrow_mut<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&mut T) -> R,
+    {
+        self.with(|c| f(&mut c.borrow_mut()))
+    }
+    pub fn set(&'static self, value: T) {
+        self.with(|c| *c.borrow_mut() = value)
     }
 }

@@ -199,71 +199,67 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
 }
 
 /// An execution that ended with blocked threads is a bug only when no other
-/// execution can unblock them: a lock whose holder never releases it, a spin
-/// loop that can only ever read what it read, or a thread over its step bound.
+/// execution can unblock them: each waits on reads of writes that can stay
+/// last in modification order (a lock whose holder never releases it, a spin
+/// loop that can only ever read what it read), or a thread is over its step
+/// bound. Otherwise a write that would unblock a thread exists, and the
+/// execution where the thread reads it is explored separately.
 fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
     let g = ex.graph;
+    let a = ex.analysis;
+    let can_stay_last = |w: EventId| {
+        g.loc_of(w)
+            .is_some_and(|l| a.mo_max_candidates(l).contains(&w))
+    };
     let mut lock_waits = Vec::new();
     let mut spins = Vec::new();
     for t in 0..g.num_threads() as u32 {
         let Some(Action::Block { reason }) = g.last_event(t).map(|e| e.action) else {
             continue;
         };
+        let len = g.thread_len(t) - 1;
         match reason {
             BlockReason::Bound => {
                 return Some(Failure {
                     kind: FailureKind::Livelock,
                     message: format!(
-                        "thread {t} performed {} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)",
-                        g.thread_len(t) - 1
+                        "thread {t} performed {len} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)"
                     ),
                     threads: vec![t],
                     events: vec![],
                 });
             }
             BlockReason::LockHeld => {
-                let acquire = EventId::new(t, g.thread_len(t) - 2);
-                let holder = g.event(acquire).rf.expect("lock read");
-                let released_later = !holder.is_init()
-                    && g.thread_events(holder.thread)[holder.index as usize + 1..]
-                        .iter()
-                        .any(|e| e.loc() == g.event(acquire).loc() && e.is_write());
-                if released_later {
+                // The read that found the lock held comes just before the block.
+                let wait = EventId::new(t, len - 1);
+                let holder = g.event(wait).rf.expect("a lock wait is a read");
+                if !can_stay_last(holder) {
                     return None;
                 }
-                lock_waits.push((t, holder, acquire));
+                lock_waits.push((t, holder, wait));
             }
-            BlockReason::Assume => spins.push(t),
+            BlockReason::Assume => {
+                // The loads of the spin loop's last turn.
+                let mut i = len;
+                while i > 0 {
+                    i -= 1;
+                    let e = g.event(EventId::new(t, i));
+                    if !e.is_read() || e.is_write() {
+                        break;
+                    }
+                    // A weak CAS does not fail spuriously forever.
+                    if e.spurious_fail || !can_stay_last(e.rf.unwrap()) {
+                        return None;
+                    }
+                }
+                spins.push(t);
+            }
         }
     }
-    if !spins.is_empty() {
-        // A spin loop is stuck only if every load of its last iteration read
-        // a write that can stay last in modification order.
-        for &t in &spins {
-            let len = g.thread_len(t) - 1;
-            let mut i = len;
-            let mut stuck = true;
-            while i > 0 {
-                i -= 1;
-                let e = g.event(EventId::new(t, i));
-                if !e.is_read() || e.is_write() {
-                    break;
-                }
-                // A weak CAS does not fail spuriously forever.
-                if e.spurious_fail {
-                    stuck = false;
-                    break;
-                }
-                let w = e.rf.unwrap();
-                if !ex.analysis.mo_max_candidates(e.loc().unwrap()).contains(&w) {
-                    stuck = false;
-                    break;
-                }
-            }
-            if !stuck {
-                return None;
-            }
-        }
+    if lock_waits.is_empty() && spins.is_empty() {
+        return None;
+    }
+    if lock_waits.is_empty() {
         return Some(Failure {
             kind: FailureKind::Livelock,
             message: format!(
@@ -275,10 +271,7 @@ fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
             events: vec![],
         });
     }
-    if lock_waits.is_empty() {
-        return None;
-    }
-    let parts: Vec<String> = lock_waits
+    let mut parts: Vec<String> = lock_waits
         .iter()
         .map(|(t, holder, _)| {
             let by = if holder.is_init() {
@@ -297,10 +290,15 @@ fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
             format!("thread {t} waits for {by}")
         })
         .collect();
+    parts.extend(spins.iter().map(|t| format!("thread {t} spins forever")));
     Some(Failure {
         kind: FailureKind::Deadlock,
         message: format!("deadlock: {}", parts.join("; ")),
-        threads: lock_waits.iter().map(|w| w.0).collect(),
+        threads: lock_waits
+            .iter()
+            .map(|w| w.0)
+            .chain(spins.iter().copied())
+            .collect(),
         events: lock_waits.iter().map(|w| w.2).collect(),
     })
 }

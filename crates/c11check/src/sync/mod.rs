@@ -2,8 +2,12 @@
 
 pub mod atomic;
 mod mutex;
+mod once;
+mod rwlock;
 
 pub use mutex::{Mutex, MutexGuard};
+pub use once::{LazyLock, Once, OnceLock, OnceState};
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
 mod arc;

@@ -9,11 +9,37 @@ use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
+/// A lock's poison flag. It holds the execution in which the lock was
+/// poisoned, so a poisoned `static` lock is healthy again in the next one.
+#[derive(Debug, Default)]
+pub(crate) struct Poison(std::sync::atomic::AtomicU32);
+
+impl Poison {
+    pub(crate) const fn new() -> Self {
+        Poison(std::sync::atomic::AtomicU32::new(0))
+    }
+    pub(crate) fn get(&self) -> bool {
+        c11check_runtime::in_model()
+            && self.0.load(std::sync::atomic::Ordering::Relaxed) == c11check_runtime::generation()
+    }
+    pub(crate) fn set(&self) {
+        if c11check_runtime::in_model() {
+            self.0.store(
+                c11check_runtime::generation(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+    }
+    pub(crate) fn clear(&self) {
+        self.0.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// `std::sync::Mutex` under the model, with std's poisoning.
 #[derive(Debug, Default)]
 pub struct Mutex<T: ?Sized> {
     cell: LocCell,
-    poisoned: std::sync::atomic::AtomicBool,
+    poisoned: Poison,
     data: UnsafeCell<T>,
 }
 
@@ -32,12 +58,12 @@ impl<T> Mutex<T> {
     pub const fn new(t: T) -> Self {
         Mutex {
             cell: LocCell::new(),
-            poisoned: std::sync::atomic::AtomicBool::new(false),
+            poisoned: Poison::new(),
             data: UnsafeCell::new(t),
         }
     }
     pub fn into_inner(self) -> LockResult<T> {
-        let poisoned = self.poisoned.load(std::sync::atomic::Ordering::Relaxed);
+        let poisoned = self.poisoned.get();
         let t = self.data.into_inner();
         if poisoned {
             Err(PoisonError::new(t))
@@ -70,7 +96,7 @@ impl<T: ?Sized> Mutex<T> {
             lock: self,
             panicking: std::thread::panicking(),
         };
-        if self.poisoned.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.poisoned.get() {
             Err(PoisonError::new(g))
         } else {
             Ok(g)
@@ -97,11 +123,10 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned.load(std::sync::atomic::Ordering::Relaxed)
+        self.poisoned.get()
     }
     pub fn clear_poison(&self) {
-        self.poisoned
-            .store(false, std::sync::atomic::Ordering::Relaxed)
+        self.poisoned.clear()
     }
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let poisoned = self.is_poisoned();
@@ -146,9 +171,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         if !self.panicking && std::thread::panicking() {
-            self.lock
-                .poisoned
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.lock.poisoned.set();
         }
         if c11check_runtime::in_model() {
             self.lock.unlock();

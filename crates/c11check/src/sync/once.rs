@@ -1,0 +1,181 @@
+//! `Once`, `OnceLock` and `LazyLock` under the model: the state is a modelled
+//! atomic (release when initialization completes, acquire when it is seen),
+//! so whoever uses the value happens after its initialization. A thread that
+//! finds another initializing waits (a spin loop the model cuts).
+
+use super::atomic::{AtomicU8, Ordering};
+use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+const INCOMPLETE: u8 = 0;
+const RUNNING: u8 = 1;
+const COMPLETE: u8 = 2;
+const POISONED: u8 = 3;
+
+/// `std::sync::Once` under the model. Its state is per execution.
+#[derive(Debug, Default)]
+pub struct Once {
+    state: AtomicU8,
+}
+
+/// The state of a `Once` when [`Once::call_once_force`] runs its closure.
+#[derive(Debug)]
+pub struct OnceState {
+    poisoned: bool,
+}
+
+impl OnceState {
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+}
+
+impl Once {
+    pub const fn new() -> Self {
+        Once {
+            state: AtomicU8::new(INCOMPLETE),
+        }
+    }
+
+    pub fn is_completed(&self) -> bool {
+        self.state.load(Ordering::Acquire) == COMPLETE
+    }
+
+    /// Runs `f` once; panics if an earlier `f` panicked (poisoning).
+    #[track_caller]
+    pub fn call_once<F: FnOnce()>(&self, f: F) {
+        self.run(false, |_| f());
+    }
+
+    /// Like `call_once`, but runs `f` even if the `Once` was poisoned.
+    #[track_caller]
+    pub fn call_once_force<F: FnOnce(&OnceState)>(&self, f: F) {
+        self.run(true, f);
+    }
+
+    #[track_caller]
+    fn run<F: FnOnce(&OnceState)>(&self, force: bool, f: F) {
+        loop {
+            let s = self.state.load(Ordering::Acquire);
+            match s {
+                COMPLETE => return,
+                POISONED if !force => panic!("Once instance has previously been poisoned"),
+                INCOMPLETE | POISONED => {
+                    if self
+                        .state
+                        .compare_exchange(s, RUNNING, Ordering::Acquire, Ordering::Acquire)
+                        .is_ok()
+                    {
+                        let st = OnceState {
+                            poisoned: s == POISONED,
+                        };
+                        match catch_unwind(AssertUnwindSafe(|| f(&st))) {
+                            Ok(()) => self.state.store(COMPLETE, Ordering::Release),
+                            Err(p) => {
+                                self.state.store(POISONED, Ordering::Release);
+                                resume_unwind(p);
+                            }
+                        }
+                        return;
+                    }
+                }
+                _ => crate::thread::yield_now(),
+            }
+        }
+    }
+}
+
+/// `std::sync::OnceLock` under the model.
+pub struct OnceLock<T> {
+    once: Once,
+    value: UnsafeCell<Option<T>>,
+}
+
+// SAFETY: as std's OnceLock: the value is written once, before the release
+// that every reader acquires.
+unsafe impl<T: Sync + Send> Sync for OnceLock<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for OnceLock<T> {}
+
+impl<T> Default for OnceLock<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> OnceLock<T> {
+    pub const fn new() -> Self {
+        OnceLock {
+            once: Once::new(),
+            value: UnsafeCell::new(None),
+        }
+    }
+    /// The value, if initialized in this execution.
+    pub fn get(&self) -> Option<&T> {
+        if self.once.is_completed() {
+            // SAFETY: completed: written before the release we acquired.
+            unsafe { (*self.value.get()).as_ref() }
+        } else {
+            None
+        }
+    }
+    pub fn get_or_init<F: FnOnce() -> T>(&self, f: F) -> &T {
+        self.once.call_once(|| {
+            // SAFETY: only the thread running the Once writes the value.
+            unsafe { *self.value.get() = Some(f()) };
+        });
+        self.get().expect("OnceLock initialized")
+    }
+    /// Sets the value if empty; gives `value` back otherwise.
+    pub fn set(&self, value: T) -> Result<(), T> {
+        let mut value = Some(value);
+        self.get_or_init(|| value.take().unwrap());
+        match value {
+            None => Ok(()),
+            Some(v) => Err(v),
+        }
+    }
+    pub fn into_inner(self) -> Option<T> {
+        if self.once.is_completed() {
+            self.value.into_inner()
+        } else {
+            None
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for OnceLock<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("OnceLock").field(&self.get()).finish()
+    }
+}
+
+/// `std::sync::LazyLock` under the model.
+pub struct LazyLock<T, F = fn() -> T> {
+    cell: OnceLock<T>,
+    make: F,
+}
+
+// SAFETY: as std's LazyLock.
+unsafe impl<T: Sync + Send, F: Send> Sync for LazyLock<T, F> {}
+
+impl<T, F: Fn() -> T> LazyLock<T, F> {
+    /// Unlike std, `F` must be `Fn` (the model runs the program many times;
+    /// a static's initializer must be callable in each execution).
+    pub const fn new(f: F) -> Self {
+        LazyLock {
+            cell: OnceLock::new(),
+            make: f,
+        }
+    }
+    pub fn force(this: &Self) -> &T {
+        this.cell.get_or_init(|| (this.make)())
+    }
+}
+
+impl<T, F: Fn() -> T> std::ops::Deref for LazyLock<T, F> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        LazyLock::force(self)
+    }
+}

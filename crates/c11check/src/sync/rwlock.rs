@@ -1,0 +1,186 @@
+//! `RwLock` under the model: the state (number of readers, or a writer) is a
+//! modelled atomic; taking it is an acquire compare-exchange, releasing it a
+//! release write, so critical sections are ordered as with a real lock.
+
+use super::atomic::{AtomicI64, Ordering};
+use c11check_model::BlockReason;
+use c11check_runtime::block;
+use std::cell::UnsafeCell;
+use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+
+const WRITER: i64 = -1;
+
+/// `std::sync::RwLock` under the model, with std's poisoning.
+#[derive(Debug, Default)]
+pub struct RwLock<T: ?Sized> {
+    state: AtomicI64,
+    poison: super::mutex::Poison,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: as std's RwLock.
+unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
+// SAFETY: as std's RwLock.
+unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
+
+pub struct RwLockReadGuard<'a, T: ?Sized> {
+    lock: &'a RwLock<T>,
+}
+
+pub struct RwLockWriteGuard<'a, T: ?Sized> {
+    lock: &'a RwLock<T>,
+    panicking: bool,
+}
+
+impl<T> RwLock<T> {
+    pub const fn new(t: T) -> Self {
+        RwLock {
+            state: AtomicI64::new(0),
+            poison: super::mutex::Poison::new(),
+            data: UnsafeCell::new(t),
+        }
+    }
+    pub fn into_inner(self) -> LockResult<T> {
+        let poisoned = self.poison.get();
+        let t = self.data.into_inner();
+        if poisoned {
+            Err(PoisonError::new(t))
+        } else {
+            Ok(t)
+        }
+    }
+}
+
+impl<T: ?Sized> RwLock<T> {
+    fn try_read_inner(&self) -> Result<(), bool> {
+        loop {
+            let s = self.state.load(Ordering::Relaxed);
+            if s == WRITER {
+                return Err(true);
+            }
+            if self
+                .state
+                .compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
+    }
+
+    fn poisoned<G>(&self, g: G) -> LockResult<G> {
+        if self.poison.get() {
+            Err(PoisonError::new(g))
+        } else {
+            Ok(g)
+        }
+    }
+
+    /// Shared access; waits (that execution stops) while a writer holds it.
+    #[track_caller]
+    pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+        if self.try_read_inner().is_err() {
+            block(BlockReason::LockHeld, Location::caller());
+        }
+        self.poisoned(RwLockReadGuard { lock: self })
+    }
+
+    #[track_caller]
+    pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
+        if self.try_read_inner().is_err() {
+            return Err(TryLockError::WouldBlock);
+        }
+        self.poisoned(RwLockReadGuard { lock: self })
+            .map_err(TryLockError::Poisoned)
+    }
+
+    fn try_write_inner(&self) -> bool {
+        self.state
+            .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Exclusive access; waits (that execution stops) while anyone holds it.
+    #[track_caller]
+    pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+        if !self.try_write_inner() {
+            block(BlockReason::LockHeld, Location::caller());
+        }
+        self.poisoned(RwLockWriteGuard {
+            lock: self,
+            panicking: std::thread::panicking(),
+        })
+    }
+
+    #[track_caller]
+    pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
+        if !self.try_write_inner() {
+            return Err(TryLockError::WouldBlock);
+        }
+        self.poisoned(RwLockWriteGuard {
+            lock: self,
+            panicking: std::thread::panicking(),
+        })
+        .map_err(TryLockError::Poisoned)
+    }
+
+    pub fn is_poisoned(&self) -> bool {
+        self.poison.get()
+    }
+    pub fn clear_poison(&self) {
+        self.poison.clear()
+    }
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        let poisoned = self.poison.get();
+        let t = self.data.get_mut();
+        if poisoned {
+            Err(PoisonError::new(t))
+        } else {
+            Ok(t)
+        }
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard proves a read lock is held.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard proves the write lock is held.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as above; the guard is borrowed mutably.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
+    fn drop(&mut self) {
+        if c11check_runtime::in_model() {
+            self.lock.state.fetch_sub(1, Ordering::Release);
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
+    fn drop(&mut self) {
+        if !self.panicking && std::thread::panicking() {
+            self.lock.poison.set();
+        }
+        if c11check_runtime::in_model() {
+            self.lock.state.store(0, Ordering::Release);
+        }
+    }
+}
