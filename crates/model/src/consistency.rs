@@ -121,8 +121,10 @@ pub struct Analysis<'g> {
     pub model: Model,
     offsets: Vec<usize>,
     ids: Vec<EventId>,
-    /// hb clock of each event (including itself): entry t = events of thread t before or at it.
-    clocks: Vec<Vec<u32>>,
+    /// hb clock of each event (including itself), `stride` entries per event:
+    /// entry t = events of thread t before or at it.
+    clocks: Vec<u32>,
+    stride: usize,
     pub locs: Vec<LocMo>,
     has_sc_event: bool,
     has_sc_fence: bool,
@@ -166,6 +168,7 @@ impl<'g> Analysis<'g> {
             offsets,
             ids,
             clocks: Vec::new(),
+            stride: nt,
             locs: Vec::new(),
             has_sc_event: false,
             has_sc_fence: false,
@@ -202,10 +205,9 @@ impl<'g> Analysis<'g> {
         let g = self.g;
         let nt = g.num_threads();
         let n = self.ids.len();
-        let mut clocks: Vec<Option<Vec<u32>>> = vec![None; n];
-        for c in clocks.iter_mut().take(g.num_locs()) {
-            *c = Some(vec![0; nt]);
-        }
+        // Initialisation writes keep the zero clock.
+        let mut clocks: Vec<u32> = vec![0; n * nt];
+        let mut clock: Vec<u32> = vec![0; nt];
         let mut relview: Vec<Option<Vec<u32>>> = vec![None; n];
         struct ThreadState {
             cur: Vec<u32>,
@@ -263,15 +265,15 @@ impl<'g> Analysis<'g> {
                     } else {
                         None
                     };
-                    let mut clock = st[t].cur.clone();
+                    clock.copy_from_slice(&st[t].cur);
                     clock[t] = id.index + 1;
                     if let Some(p) = parent {
-                        let pc = clocks[self.dense(p)].as_ref().unwrap();
-                        join(&mut clock, pc);
+                        let d = self.dense(p);
+                        join(&mut clock, &clocks[d * nt..(d + 1) * nt]);
                     }
                     if let Some(j) = join_src {
-                        let jc = clocks[self.dense(j)].as_ref().unwrap();
-                        join(&mut clock, jc);
+                        let d = self.dense(j);
+                        join(&mut clock, &clocks[d * nt..(d + 1) * nt]);
                     }
                     let ord = self.eff_ord(e.ord());
                     if e.is_read() && ord.is_atomic() {
@@ -330,8 +332,9 @@ impl<'g> Analysis<'g> {
                             }
                         }
                     }
-                    st[t].cur = clock.clone();
-                    clocks[self.dense(id)] = Some(clock);
+                    st[t].cur.copy_from_slice(&clock);
+                    let d = self.dense(id);
+                    clocks[d * nt..(d + 1) * nt].copy_from_slice(&clock);
                     cursor[t] += 1;
                     done += 1;
                     progress = true;
@@ -341,7 +344,7 @@ impl<'g> Analysis<'g> {
         if done < total {
             return Err(Inconsistency::ThinAir);
         }
-        self.clocks = clocks.into_iter().map(|c| c.unwrap()).collect();
+        self.clocks = clocks;
         Ok(())
     }
 
@@ -353,12 +356,13 @@ impl<'g> Analysis<'g> {
         if a.is_init() {
             return true;
         }
-        self.clocks[self.dense(b)][a.thread as usize] > a.index
+        self.clocks[self.dense(b) * self.stride + a.thread as usize] > a.index
     }
 
     /// The hb clock of an event (for reports and the revisit logic).
     pub fn clock(&self, id: EventId) -> &[u32] {
-        &self.clocks[self.dense(id)]
+        let d = self.dense(id);
+        &self.clocks[d * self.stride..(d + 1) * self.stride]
     }
 
     fn compute_mo(&mut self, loose: Option<EventId>) -> Result<(), Inconsistency> {
