@@ -210,7 +210,9 @@ where
         spawned: std::cell::RefCell::new(Vec::new()),
         _marker: PhantomData,
     };
-    let result = f(&s);
+    // Scoped threads borrow from this frame: join them all, even if `f`
+    // panics, before the frame can go away.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&s)));
     let mut panicked = false;
     let pending: Vec<_> = s.spawned.borrow_mut().drain(..).collect();
     for slot in pending {
@@ -219,6 +221,10 @@ where
             panicked |= rt::join(id, Location::caller()).is_err();
         }
     }
+    let result = match result {
+        Ok(r) => r,
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
     if panicked {
         panic!("a scoped thread panicked");
     }

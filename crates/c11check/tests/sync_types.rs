@@ -162,3 +162,119 @@ fn mutex_poisoning_and_reset_between_executions() {
     });
     assert_eq!(set, BTreeSet::from([(true, true, true, true)]));
 }
+
+use c11check::sync::{mpsc, Barrier, Condvar};
+
+#[test]
+fn condvar_hands_over_a_flag() {
+    let set = outcomes(|| {
+        let pair = (Mutex::new(false), Condvar::new());
+        thread::scope(|s| {
+            s.spawn(|| {
+                *pair.0.lock().unwrap() = true;
+                pair.1.notify_one();
+            });
+            let mut ready = pair.0.lock().unwrap();
+            while !*ready {
+                ready = pair.1.wait(ready).unwrap();
+            }
+            *ready
+        })
+    });
+    assert_eq!(set, BTreeSet::from([true]));
+}
+
+#[test]
+fn condvar_wait_without_a_loop_is_caught_by_a_spurious_wakeup() {
+    let r = Builder::new().explore(|| {
+        let pair = (Mutex::new(false), Condvar::new());
+        thread::scope(|s| {
+            s.spawn(|| {
+                *pair.0.lock().unwrap() = true;
+                pair.1.notify_one();
+            });
+            let ready = pair.0.lock().unwrap();
+            if !*ready {
+                let ready = pair.1.wait(ready).unwrap();
+                assert!(*ready, "woke up without the flag");
+            }
+        });
+    });
+    let rep = r.expect_err("a spurious wake-up breaks it");
+    assert_eq!(rep.failure.kind, FailureKind::Panic, "{rep}");
+}
+
+#[test]
+fn lost_wakeup_is_a_deadlock() {
+    // The notifier does not set a flag under the mutex: if it notifies before
+    // the waiter waits, the waiter sleeps forever.
+    let r = Builder::new().explore(|| {
+        let pair = (Mutex::new(()), Condvar::new());
+        thread::scope(|s| {
+            s.spawn(|| pair.1.notify_one());
+            let g = pair.0.lock().unwrap();
+            let _g = pair.1.wait(g).unwrap();
+        });
+    });
+    let rep = r.expect_err("the wake-up can be lost");
+    assert!(
+        matches!(
+            rep.failure.kind,
+            FailureKind::Deadlock | FailureKind::Livelock
+        ),
+        "{rep}"
+    );
+}
+
+#[test]
+fn barrier_has_one_leader_and_orders_phases() {
+    let set = outcomes(|| {
+        let b = Barrier::new(2);
+        let x = AtomicUsize::new(0);
+        thread::scope(|s| {
+            let h = s.spawn(|| {
+                x.store(1, Ordering::Relaxed);
+                b.wait().is_leader()
+            });
+            let me = b.wait().is_leader();
+            let seen = x.load(Ordering::Relaxed);
+            (me ^ h.join().unwrap(), seen)
+        })
+    });
+    assert_eq!(set, BTreeSet::from([(true, 1)]));
+}
+
+#[test]
+fn channel_delivers_in_order_and_disconnects() {
+    let set = outcomes(|| {
+        let (tx, rx) = mpsc::channel();
+        thread::scope(|s| {
+            s.spawn(move || {
+                tx.send(1).unwrap();
+                tx.send(2).unwrap();
+            });
+            let a = rx.recv().unwrap();
+            let b = rx.recv().unwrap();
+            (a, b, rx.recv().is_err())
+        })
+    });
+    assert_eq!(set, BTreeSet::from([(1, 2, true)]));
+}
+
+#[test]
+fn sync_channel_blocks_when_full() {
+    let set = outcomes(|| {
+        let (tx, rx) = mpsc::sync_channel(1);
+        thread::scope(|s| {
+            s.spawn(move || {
+                tx.send(1).unwrap();
+                tx.send(2).unwrap();
+                tx.try_send(3).is_err()
+            });
+            let got: Vec<i32> = rx.iter().collect();
+            got
+        })
+    });
+    assert!(set.iter().all(|v| v.starts_with(&[1, 2])), "{set:?}");
+    assert!(set.contains(&vec![1, 2]), "{set:?}");
+}

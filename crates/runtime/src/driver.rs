@@ -47,10 +47,17 @@ enum Pending {
     Finished,
 }
 
+/// An object whose location a pending operation still has to get: bound only
+/// once the graph has been replayed, so that a fresh number never takes the
+/// place of one the graph gives to an object later in the replay.
+type Unbound = Option<(*const crate::LocCell, i64)>;
+
 #[derive(Default)]
 struct Slot {
     fiber: Option<Fiber>,
     pending: Option<Pending>,
+    /// The location the pending operation waits for (see [`Unbound`]).
+    unbound: Unbound,
     /// Events of the graph this fiber has performed.
     done: u32,
     /// Event counts at the thread's spin hints (for cutting spin loops).
@@ -241,14 +248,16 @@ impl FiberDriver {
                     }
                 }
                 CoroutineResult::Yield(Request::Act { action, bind, site }) => {
+                    let replaying = self.slot(t).done < g.thread_len(t);
                     let action = match bind {
-                        Some((cell, init)) => {
+                        Some((cell, init)) if replaying => {
                             let loc = self.bind_location(g, t, init);
-                            let generation = self.shared.borrow().generation;
-                            // SAFETY: the cell belongs to an object the suspended
-                            // fiber borrows for the duration of this operation.
-                            unsafe { (*cell).set(generation, loc) };
+                            self.set_cell(cell, loc);
                             with_loc(action, loc)
+                        }
+                        Some(b) => {
+                            self.slot(t).unbound = Some(b);
+                            action
                         }
                         None => action,
                     };
@@ -258,6 +267,13 @@ impl FiberDriver {
             self.slot(t).pending = Some(pending);
             return;
         }
+    }
+
+    fn set_cell(&self, cell: *const crate::LocCell, loc: Loc) {
+        let generation = self.shared.borrow().generation;
+        // SAFETY: the cell belongs to an object the suspended fiber borrows for
+        // the duration of the operation it asked for.
+        unsafe { (*cell).set(generation, loc) };
     }
 
     /// The location for the next event of thread `t`: the one the graph records
@@ -602,6 +618,22 @@ impl Driver for FiberDriver {
             return Action::Block {
                 reason: BlockReason::Bound,
             };
+        }
+        if let Some((cell, init)) = self.slot(t).unbound.take() {
+            // The object may have been bound meanwhile by another thread.
+            let generation = self.shared.borrow().generation;
+            // SAFETY: as in `set_cell`.
+            let loc = match unsafe { (*cell).get(generation) } {
+                Some(l) => l,
+                None => {
+                    let l = self.bind_location(g, t, init);
+                    self.set_cell(cell, l);
+                    l
+                }
+            };
+            if let Some(Pending::Act(a, _)) = &mut self.slot(t).pending {
+                *a = with_loc(*a, loc);
+            }
         }
         if let Some(Pending::Act(_, site)) | Some(Pending::Spawn(_, site)) = &self.slot(t).pending {
             let site = *site;

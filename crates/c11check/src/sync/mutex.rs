@@ -153,6 +153,13 @@ impl<T: ?Sized> Mutex<T> {
     }
 }
 
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    /// The mutex this guard holds (for `Condvar`).
+    pub(crate) fn mutex(&self) -> &'a Mutex<T> {
+        self.lock
+    }
+}
+
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {

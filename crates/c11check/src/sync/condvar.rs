@@ -1,0 +1,251 @@
+//! `Condvar` and `Barrier` under the model.
+//!
+//! A waiter registers, releases the mutex and waits for a wake-up token; a
+//! notification hands out tokens (one, or one per registered waiter), and a
+//! waiter takes one with a compare-exchange. The counters are seq_cst
+//! modelled atomics, so condition-variable operations are totally ordered as
+//! the standard requires. Waiting is a spin loop the model cuts: an
+//! execution where no token ever comes ends with the waiter blocked, and is
+//! reported if nothing can wake it (a lost wake-up).
+//!
+//! Spurious wake-ups are explored: a wait may return without a token, but not
+//! twice in a row in the same thread (a second one in a row brings nothing
+//! new and would let a waiting loop spin forever). Extra tokens left by
+//! waiters that woke spuriously wake later waiters early, which is also a
+//! spurious wake-up, so no behaviour std forbids is produced.
+
+use super::atomic::{AtomicU8, AtomicUsize, Ordering};
+use super::{LockResult, MutexGuard, PoisonError};
+use std::cell::RefCell;
+
+/// `std::sync::Condvar` under the model.
+#[derive(Debug, Default)]
+pub struct Condvar {
+    waiters: AtomicUsize,
+    tokens: AtomicUsize,
+}
+
+/// Whether `wait` timed out (the model lets any timed wait time out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitTimeoutResult(bool);
+
+impl WaitTimeoutResult {
+    pub fn timed_out(&self) -> bool {
+        self.0
+    }
+}
+
+thread_local! {
+    /// Per execution: the threads whose last wait woke spuriously.
+    static LAST_SPURIOUS: RefCell<(u32, Vec<bool>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+/// Reads and updates whether thread `t`'s last wait woke spuriously.
+fn last_wait_spurious(update: Option<bool>) -> bool {
+    let generation = c11check_runtime::generation();
+    let t = c11check_runtime::current_thread() as usize;
+    LAST_SPURIOUS.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.0 != generation {
+            *l = (generation, Vec::new());
+        }
+        if l.1.len() <= t {
+            l.1.resize(t + 1, false);
+        }
+        let was = l.1[t];
+        if let Some(v) = update {
+            l.1[t] = v;
+        }
+        was
+    })
+}
+
+/// A choice the explorer makes both ways: a weak compare-exchange on a fresh
+/// location fails spuriously or not.
+#[track_caller]
+pub(crate) fn explored_choice() -> bool {
+    AtomicU8::new(0)
+        .compare_exchange_weak(0, 0, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+}
+
+impl Condvar {
+    pub const fn new() -> Self {
+        Condvar {
+            waiters: AtomicUsize::new(0),
+            tokens: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether this wait may wake spuriously (not right after another one).
+    fn may_wake_spuriously(&self) -> bool {
+        if last_wait_spurious(None) {
+            last_wait_spurious(Some(false));
+            return false;
+        }
+        let spurious = explored_choice();
+        last_wait_spurious(Some(spurious));
+        spurious
+    }
+
+    fn take_token(&self) {
+        loop {
+            let t = self.tokens.load(Ordering::SeqCst);
+            if t > 0
+                && self
+                    .tokens
+                    .compare_exchange(t, t - 1, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+            {
+                return;
+            }
+            crate::thread::yield_now();
+        }
+    }
+
+    /// Releases the guard's mutex, waits for a notification (or wakes
+    /// spuriously) and takes the mutex again.
+    #[track_caller]
+    pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
+        let mutex = guard.mutex();
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        drop(guard);
+        if !self.may_wake_spuriously() {
+            self.take_token();
+        }
+        mutex.lock()
+    }
+
+    /// Waits while `condition` holds.
+    #[track_caller]
+    pub fn wait_while<'a, T, F>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        mut condition: F,
+    ) -> LockResult<MutexGuard<'a, T>>
+    where
+        F: FnMut(&mut T) -> bool,
+    {
+        while condition(&mut *guard) {
+            guard = self.wait(guard)?;
+        }
+        Ok(guard)
+    }
+
+    /// Time does not pass in the model: the wait may end by a notification,
+    /// spuriously, or by timing out; all are explored.
+    #[track_caller]
+    pub fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        _dur: std::time::Duration,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
+        let mutex = guard.mutex();
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        drop(guard);
+        let timed_out = explored_choice();
+        if !timed_out {
+            self.take_token();
+        }
+        match mutex.lock() {
+            Ok(g) => Ok((g, WaitTimeoutResult(timed_out))),
+            Err(p) => Err(PoisonError::new((
+                p.into_inner(),
+                WaitTimeoutResult(timed_out),
+            ))),
+        }
+    }
+
+    /// Wakes one waiting thread, if any.
+    #[track_caller]
+    pub fn notify_one(&self) {
+        loop {
+            let n = self.waiters.load(Ordering::SeqCst);
+            if n == 0 {
+                return;
+            }
+            if self
+                .waiters
+                .compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                self.tokens.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+        }
+    }
+
+    /// Wakes every waiting thread.
+    #[track_caller]
+    pub fn notify_all(&self) {
+        let n = self.waiters.swap(0, Ordering::SeqCst);
+        if n > 0 {
+            self.tokens.fetch_add(n, Ordering::SeqCst);
+        }
+    }
+}
+
+/// `std::sync::Barrier` under the model: arrivals are a fetch_add on a
+/// modelled counter (acquire-release, so everything before the barrier in
+/// any thread happens before everything after it); waiting is a loop on the
+/// counter that the model cuts.
+#[derive(Debug)]
+pub struct Barrier {
+    arrived: AtomicUsize,
+    n: usize,
+    /// Rounds completed by each thread (real memory, per thread).
+    rounds: std::sync::Mutex<Vec<(u32, u32, usize)>>,
+}
+
+/// Returned by [`Barrier::wait`]: one thread per round is the leader.
+#[derive(Debug)]
+pub struct BarrierWaitResult(bool);
+
+impl BarrierWaitResult {
+    pub fn is_leader(&self) -> bool {
+        self.0
+    }
+}
+
+impl Barrier {
+    pub const fn new(n: usize) -> Self {
+        Barrier {
+            arrived: AtomicUsize::new(0),
+            n,
+            rounds: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// This thread's round number, counted per execution.
+    fn next_round(&self) -> usize {
+        let me = (
+            c11check_runtime::generation(),
+            c11check_runtime::current_thread(),
+        );
+        let mut r = self.rounds.lock().unwrap();
+        r.retain(|e| e.0 == me.0);
+        match r.iter_mut().find(|e| e.1 == me.1) {
+            Some(e) => {
+                e.2 += 1;
+                e.2
+            }
+            None => {
+                r.push((me.0, me.1, 0));
+                0
+            }
+        }
+    }
+
+    #[track_caller]
+    pub fn wait(&self) -> BarrierWaitResult {
+        let n = self.n.max(1);
+        let round = self.next_round();
+        let me = self.arrived.fetch_add(1, Ordering::AcqRel);
+        let target = (round + 1) * n;
+        let leader = me + 1 == target;
+        while self.arrived.load(Ordering::Acquire) < target {
+            crate::thread::yield_now();
+        }
+        BarrierWaitResult(leader)
+    }
+}
