@@ -14,6 +14,8 @@ O = {"rlx": "memory_order_relaxed", "rel": "memory_order_release", "acq": "memor
 def W(x, v, o): return f"atomic_store_explicit({x}, {v}, {O[o]});"
 def R(r, x, o): return f"int {r} = atomic_load_explicit({x}, {O[o]});"
 def F(o): return f"atomic_thread_fence({O[o]});"
+def LOCK(l): return f"spin_lock({l});"
+def UNLOCK(l): return f"spin_unlock({l});"
 
 TESTS = []
 
@@ -21,7 +23,7 @@ def test(name, threads, cond, obs, why, race=None, states=None, init=None, obs_m
     TESTS.append(dict(name=name, threads=threads, cond=cond, obs=obs, why=why, race=race,
                       states=states, init=init, obs_model=obs_model or {}, locs_na=locs_na))
 
-def used_locations(lines, candidates=("x", "y", "z", "w", "d", "zero", "zero2")):
+def used_locations(lines, candidates=("x", "y", "z", "w", "d", "zero", "zero2", "l", "m")):
     """Locations named (as whole words) in `lines`, register names aside."""
     import re
     text = "\n".join(l.replace("int r", "int _r") for l in lines)
@@ -232,6 +234,23 @@ def render(t):
         out.append(f"locations [{t['extra_locs']}]")
     out.append(f"exists ({t['cond']})")
     return "\n".join(out) + "\n"
+
+# --- Locks (spin_lock = acquire compare-exchange 0 -> 1 that waits while held,
+# spin_unlock = release store of 0)
+test("LOCK+counter", [[LOCK("l"), "int r0 = *x;", "*x = r0 + 1;", UNLOCK("l")]] * 2,
+     "[x]=1", "Never", "critical sections are ordered, so no increment is lost",
+     race=False, states="[x]=2", locs_na=("x",))
+test("LOCK+MP", [[LOCK("l"), "*x = 1;", UNLOCK("l")], [LOCK("l"), "int r0 = *x;", UNLOCK("l")]],
+     "1:r0=0", "Sometimes", "either critical section may come first; each sees all of the other",
+     race=False, states="1:r0=0 | 1:r0=1", locs_na=("x",))
+test("LOCK+unprotected", [["*x = 1;"], [LOCK("l"), "int r0 = *x;", UNLOCK("l")]],
+     "1:r0=0", "Sometimes", "a lock only orders accesses made under it",
+     race=True, locs_na=("x",))
+test("LOCK+trylock", [["int r0 = spin_trylock(l);"], ["int r0 = spin_trylock(l);"]],
+     "0:r0=1 /\\ 1:r0=1", "Never", "two trylocks cannot both take a free lock",
+     states="0:r0=0; 1:r0=1 | 0:r0=1; 1:r0=0")
+test("LOCK+ABBA", [[LOCK("l"), LOCK("m"), UNLOCK("m"), UNLOCK("l")], [LOCK("m"), LOCK("l"), UNLOCK("l"), UNLOCK("m")]],
+     "[l]=0 /\\ [m]=0", "Always", "executions that deadlock never complete; every complete one releases both locks")
 
 if __name__ == "__main__":
     os.makedirs("litmus", exist_ok=True)

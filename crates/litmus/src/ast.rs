@@ -77,6 +77,14 @@ pub enum Expr {
         weak: bool,
     },
     Fence(MemOrder),
+    /// `spin_lock(l)`: an acquire compare-exchange 0 -> 1; when it reads the
+    /// lock held, the thread waits (that execution is blocked; the one where
+    /// it reads the release is explored separately).
+    Lock(LocRef),
+    /// `spin_unlock(l)`: a release store of 0.
+    Unlock(LocRef),
+    /// `spin_trylock(l)`: the compare-exchange alone; 1 when it took the lock.
+    TryLock(LocRef),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -250,6 +250,33 @@ impl Interp<'_> {
                 self.ask(Action::Fence { ord: *ord })?;
                 0
             }
+            Expr::Lock(l) | Expr::TryLock(l) => {
+                let loc = self.loc(l)?;
+                let r = self.ask(Action::Cas {
+                    loc,
+                    expected: 0,
+                    new: 1,
+                    success: MemOrder::Acquire,
+                    failure: MemOrder::Relaxed,
+                    weak: false,
+                })?;
+                if !r.wrote && matches!(e, Expr::Lock(_)) {
+                    self.ask(Action::Block {
+                        reason: BlockReason::LockHeld,
+                    })?;
+                    return Err(Halt::Blocked);
+                }
+                r.wrote as Value
+            }
+            Expr::Unlock(l) => {
+                let loc = self.loc(l)?;
+                self.ask(Action::Store {
+                    loc,
+                    ord: MemOrder::Release,
+                    val: 0,
+                })?;
+                0
+            }
         })
     }
 }
@@ -317,6 +344,7 @@ impl c11check_axiomatic::TraceProgram for LitmusProgram<'_> {
                 }
                 Expr::Store { val, .. } | Expr::Rmw { val, .. } => expr(val, out),
                 Expr::Cas { desired, .. } => expr(desired, out),
+                Expr::Lock(_) | Expr::Unlock(_) | Expr::TryLock(_) => out.extend([0, 1]),
                 _ => {}
             }
         }

@@ -756,6 +756,9 @@ impl Parser {
                 let o = self.order_arg()?;
                 Expr::Fence(o)
             }
+            "spin_lock" => Expr::Lock(self.loc_arg()?),
+            "spin_unlock" => Expr::Unlock(self.loc_arg()?),
+            "spin_trylock" => Expr::TryLock(self.loc_arg()?),
             _ => {
                 return Err(ParseError {
                     line,
