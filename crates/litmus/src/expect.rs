@@ -24,6 +24,8 @@ pub struct Expectation {
     pub ok: Option<bool>,
     pub states: Option<BTreeSet<Vec<String>>>,
     pub race: Option<bool>,
+    /// Executions herd counted (positive + negative), when it ran the test.
+    pub herd_executions: Option<u64>,
     /// Where the expectation came from (for messages).
     pub source: String,
 }
@@ -149,6 +151,7 @@ pub fn herd_expectation(
             ok: h.ok,
             states: Some(h.states),
             race: Some(h.race),
+            herd_executions: Some(h.positive + h.negative),
             source: p.display().to_string(),
         }),
         Err(msg) => Err(msg),
