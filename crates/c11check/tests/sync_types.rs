@@ -278,3 +278,27 @@ fn sync_channel_blocks_when_full() {
     assert!(set.iter().all(|v| v.starts_with(&[1, 2])), "{set:?}");
     assert!(set.contains(&vec![1, 2]), "{set:?}");
 }
+
+#[test]
+fn forgotten_arc_is_a_leak() {
+    let r = Builder::new().explore(|| {
+        let a = c11check::sync::Arc::new(5);
+        std::mem::forget(a.clone());
+    });
+    let rep = r.expect_err("one reference is never dropped");
+    assert_eq!(rep.failure.kind, FailureKind::Leak, "{rep}");
+    assert!(rep.failure.message.contains("sync_types.rs"), "{rep}");
+}
+
+static SHARED_ARC: LazyLock<c11check::sync::Arc<u32>> =
+    LazyLock::new(|| c11check::sync::Arc::new(3));
+
+#[test]
+fn arcs_in_statics_are_not_leaks() {
+    let set = outcomes(|| {
+        let a = c11check::sync::Arc::clone(&SHARED_ARC);
+        let t = thread::spawn(move || *a);
+        t.join().unwrap()
+    });
+    assert_eq!(set, BTreeSet::from([3]));
+}

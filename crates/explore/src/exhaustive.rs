@@ -171,11 +171,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         };
         let mut options: Vec<ExecutionGraph> = Vec::new();
         for &w in &writes {
-            let spurious: &[bool] = if weak_expected == Some(g.written_value(w)) {
-                &[false, true]
-            } else {
-                &[false]
-            };
+            let spurious: &[bool] =
+                if weak_expected == Some(g.written_value(w)) && may_fail_spuriously(g, id, w) {
+                    &[false, true]
+                } else {
+                    &[false]
+                };
             for &sp in spurious {
                 let mut g2 = g.clone();
                 g2.set_rf(id, w);
@@ -255,7 +256,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     weak: true,
                     expected,
                     ..
-                } if expected == g.written_value(w) => &[false, true],
+                } if expected == g.written_value(w) && may_fail_spuriously(g, r, w) => {
+                    &[false, true]
+                }
                 _ => &[false],
             };
             for &sp in spurious {
@@ -487,6 +490,23 @@ fn canonical_rank(_g: &ExecutionGraph, w: EventId) -> (u64, u32) {
     } else {
         (w.thread as u64 + 1, w.index)
     }
+}
+
+/// Whether weak CAS `e` may fail spuriously when it reads `w`: not when the
+/// thread's previous operation was a weak CAS that just failed spuriously on
+/// the same write. Spurious failures do not repeat forever, and a retry loop
+/// that fails twice in a row reading the same write is in the same state as
+/// after one failure, so this bound cuts only redundant executions (a loop
+/// that counts its retries would see fewer of them).
+fn may_fail_spuriously(g: &ExecutionGraph, e: EventId, w: EventId) -> bool {
+    if e.index == 0 {
+        return true;
+    }
+    let prev = g.event(EventId::new(e.thread, e.index - 1));
+    !(matches!(prev.action, Action::Cas { weak: true, .. })
+        && prev.spurious_fail
+        && prev.rf == Some(w)
+        && prev.loc() == g.event(e).loc())
 }
 
 /// Whether RMW `e` reading `w` conflicts only with another RMW that read `w` and

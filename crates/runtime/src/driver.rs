@@ -141,6 +141,7 @@ impl FiberDriver {
         s.panics.clear();
         s.joined_panics.clear();
         s.failure = None;
+        s.live.clear();
     }
 
     fn slot(&mut self, t: u32) -> &mut Slot {
@@ -469,6 +470,10 @@ impl ExecutionState {
             .filter(|(t, _, _)| *t == 0 || !s.joined_panics.contains(t))
             .cloned()
             .collect()
+    }
+    /// Tracked objects still alive (what, where made).
+    pub fn leaks(&self) -> Vec<(&'static str, Site)> {
+        self.0.borrow().live.iter().map(|l| (l.1, l.2)).collect()
     }
     /// A problem the runtime found (nondeterminism, internal error).
     pub fn take_failure(&self) -> Option<Failure> {

@@ -123,6 +123,8 @@ pub(crate) struct Shared {
     pub sites: Vec<Vec<Site>>,
     /// A problem found while running threads (nondeterminism, internal error).
     pub failure: Option<report::Failure>,
+    /// Allocations the facade tracks for leaks: key, what, where made.
+    pub live: Vec<(usize, &'static str, Site)>,
 }
 
 thread_local! {
@@ -195,6 +197,21 @@ pub fn access(
             site,
         }),
     }
+}
+
+/// Records that an object the model checks for leaks (an `Arc` allocation)
+/// was made; it must be released with [`track_free`] before the execution ends.
+pub fn track_alloc(key: usize, what: &'static str, site: Site) {
+    with_shared(|s| s.live.push((key, what, site)));
+}
+
+/// Records that a tracked object was released.
+pub fn track_free(key: usize) {
+    with_shared(|s| {
+        if let Some(i) = s.live.iter().position(|l| l.0 == key) {
+            s.live.swap_remove(i);
+        }
+    });
 }
 
 /// A fence with ordering `ord`.

@@ -17,6 +17,8 @@ pub enum FailureKind {
     Deadlock,
     /// A thread spins forever, or exceeded its step bound.
     Livelock,
+    /// An `Arc` was never released by the end of an execution.
+    Leak,
     /// The code under test did not do the same thing when re-run.
     Nondeterminism,
     /// A bug of c11check itself.
@@ -30,6 +32,7 @@ impl FailureKind {
             FailureKind::DataRace => "data race",
             FailureKind::Deadlock => "deadlock",
             FailureKind::Livelock => "livelock",
+            FailureKind::Leak => "leak",
             FailureKind::Nondeterminism => "nondeterministic test",
             FailureKind::Internal => "internal error",
         }

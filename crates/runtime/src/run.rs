@@ -175,7 +175,20 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
         });
     }
     match ex.ending {
-        Ending::Complete => None,
+        Ending::Complete => {
+            let leaks = state.leaks();
+            let (what, site) = leaks.first()?;
+            Some(Failure {
+                kind: FailureKind::Leak,
+                message: format!(
+                    "{} {what} allocation{} never released; the first was made at {site}",
+                    leaks.len(),
+                    if leaks.len() == 1 { " was" } else { "s were" }
+                ),
+                threads: vec![],
+                events: vec![],
+            })
+        }
         Ending::Deadlock => {
             let waiting: Vec<u32> = (0..g.num_threads() as u32)
                 .filter(|&t| g.is_started(t) && !g.is_finished(t) && !g.is_blocked(t))

@@ -33,13 +33,21 @@ unsafe impl<T: ?Sized + Sync + Send> Send for Weak<T> {}
 unsafe impl<T: ?Sized + Sync + Send> Sync for Weak<T> {}
 
 impl<T> Arc<T> {
+    /// A new shared value. Inside the model it is checked for leaks: every
+    /// `Arc` made during an execution must be released by its end (values
+    /// made by a `OnceLock`/`LazyLock` initializer, statics, are exempt).
+    #[track_caller]
     pub fn new(value: T) -> Self {
-        Arc {
+        let a = Arc {
             inner: std::sync::Arc::new(Inner {
                 strong: AtomicUsize::new(1),
                 value: UnsafeCell::new(ManuallyDrop::new(value)),
             }),
+        };
+        if c11check_runtime::in_model() && !super::once::initializing_static() {
+            c11check_runtime::track_alloc(a.key(), "Arc", std::panic::Location::caller());
         }
+        a
     }
     /// The value, if this is the only owner.
     #[track_caller]
@@ -53,6 +61,7 @@ impl<T> Arc<T> {
             return Err(this);
         }
         fence(Ordering::Acquire);
+        c11check_runtime::track_free(this.key());
         let this = ManuallyDrop::new(this);
         // SAFETY: the count went from 1 to 0: nobody else can reach the value,
         // and `this` is not dropped again.
@@ -68,6 +77,9 @@ impl<T> Arc<T> {
 }
 
 impl<T: ?Sized> Arc<T> {
+    fn key(&self) -> usize {
+        std::sync::Arc::as_ptr(&self.inner) as *const u8 as usize
+    }
     pub fn downgrade(this: &Self) -> Weak<T> {
         Weak {
             inner: std::sync::Arc::downgrade(&this.inner),
@@ -123,6 +135,7 @@ impl<T: ?Sized> Drop for Arc<T> {
         }
         if self.inner.strong.fetch_sub(1, Ordering::Release) == 1 {
             fence(Ordering::Acquire);
+            c11check_runtime::track_free(self.key());
             // SAFETY: the modelled count reached zero: this is the last owner
             // in the execution, and every other owner's uses happen before.
             unsafe { ManuallyDrop::drop(&mut *self.inner.value.get()) };

@@ -70,6 +70,18 @@ impl Word {
     fn init(&self) -> Value {
         self.init.load(std::sync::atomic::Ordering::Relaxed)
     }
+    pub(crate) fn plain_load(&self, site: Site) -> Value {
+        access(
+            &self.cell,
+            self.init(),
+            |loc| Action::Load {
+                loc,
+                ord: MemOrder::NonAtomic,
+            },
+            site,
+        )
+        .val
+    }
     pub(crate) fn load(&self, ord: MemOrder, site: Site) -> Value {
         access(
             &self.cell,
@@ -164,6 +176,13 @@ macro_rules! atomic_int {
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $t {
                 self.word.load(load_order(order), Location::caller()) as $t
+            }
+            /// A non-atomic read of the value (loom's `unsync_load`): a data
+            /// race with any store it is not ordered with.
+            #[doc(hidden)]
+            #[track_caller]
+            pub fn unsync_load(&self) -> $t {
+                self.word.plain_load(Location::caller()) as $t
             }
             #[track_caller]
             pub fn store(&self, val: $t, order: Ordering) {
@@ -362,6 +381,11 @@ impl AtomicBool {
     pub fn load(&self, order: Ordering) -> bool {
         self.word.load(load_order(order), Location::caller()) != 0
     }
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn unsync_load(&self) -> bool {
+        self.word.plain_load(Location::caller()) != 0
+    }
     #[track_caller]
     pub fn store(&self, val: bool, order: Ordering) {
         self.word
@@ -534,6 +558,11 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     pub fn load(&self, order: Ordering) -> *mut T {
         value_ptr(self.word().load(load_order(order), Location::caller()))
+    }
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn unsync_load(&self) -> *mut T {
+        value_ptr(self.word().plain_load(Location::caller()))
     }
     #[track_caller]
     pub fn store(&self, p: *mut T, order: Ordering) {

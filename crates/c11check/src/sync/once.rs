@@ -85,6 +85,49 @@ impl Once {
     }
 }
 
+thread_local! {
+    /// The modelled threads (execution, thread) running a `OnceLock`
+    /// initializer, innermost last.
+    static STATIC_INIT: std::cell::RefCell<Vec<(u32, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn me() -> (u32, u32) {
+    (
+        c11check_runtime::generation(),
+        c11check_runtime::current_thread(),
+    )
+}
+
+/// Runs a `OnceLock` initializer; what it allocates belongs to the lock
+/// (usually a static, alive for good) and is not checked for leaks.
+fn in_static_init<T>(f: impl FnOnce() -> T) -> T {
+    struct Leave((u32, u32));
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            STATIC_INIT.with(|v| {
+                let mut v = v.borrow_mut();
+                if let Some(i) = v.iter().rposition(|e| *e == self.0) {
+                    v.remove(i);
+                }
+            });
+        }
+    }
+    let id = me();
+    STATIC_INIT.with(|v| {
+        let mut v = v.borrow_mut();
+        v.retain(|e| e.0 == id.0);
+        v.push(id);
+    });
+    let _leave = Leave(id);
+    f()
+}
+
+/// Whether the running modelled thread is inside a `OnceLock` initializer.
+pub(crate) fn initializing_static() -> bool {
+    let id = me();
+    STATIC_INIT.with(|v| v.borrow().contains(&id))
+}
+
 /// `std::sync::OnceLock` under the model.
 pub struct OnceLock<T> {
     once: Once,
@@ -121,8 +164,12 @@ impl<T> OnceLock<T> {
     }
     pub fn get_or_init<F: FnOnce() -> T>(&self, f: F) -> &T {
         self.once.call_once(|| {
-            // SAFETY: only the thread running the Once writes the value.
-            unsafe { *self.value.get() = Some(f()) };
+            let v = in_static_init(f);
+            // SAFETY: only the thread running the Once writes the value. A
+            // value already there is from an earlier execution (a static):
+            // it is leaked, since dropping it would run code that did not
+            // run when this execution was first explored.
+            std::mem::forget(unsafe { (*self.value.get()).replace(v) });
         });
         self.get().expect("OnceLock initialized")
     }

@@ -1,0 +1,134 @@
+//! `loom::cell`: `UnsafeCell` with loom's interface (`with`, `with_mut`,
+//! `get` -> `ConstPtr`, `get_mut` -> `MutPtr`) and `Cell`. Every access is a
+//! plain read or write of the model, checked for data races; an access made
+//! through `ConstPtr`/`MutPtr` is the read or write at `get`/`get_mut`.
+
+/// loom's `UnsafeCell`.
+#[derive(Debug, Default)]
+pub struct UnsafeCell<T: ?Sized>(c11check::cell::UnsafeCell<T>);
+
+// SAFETY: as loom's: Sync is up to the user's wrapper type.
+unsafe impl<T: ?Sized + Send> Send for UnsafeCell<T> {}
+
+impl<T> UnsafeCell<T> {
+    pub const fn new(data: T) -> Self {
+        UnsafeCell(c11check::cell::UnsafeCell::new(data))
+    }
+    pub fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+}
+
+impl<T: ?Sized> UnsafeCell<T> {
+    #[track_caller]
+    pub fn with<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*const T) -> R,
+    {
+        self.0.with(f)
+    }
+    #[track_caller]
+    pub fn with_mut<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*mut T) -> R,
+    {
+        self.0.with_mut(f)
+    }
+    /// A shared pointer; the read is recorded now.
+    #[track_caller]
+    pub fn get(&self) -> ConstPtr<T> {
+        ConstPtr(self.0.with(|p| p))
+    }
+    /// A unique pointer; the write is recorded now.
+    #[track_caller]
+    pub fn get_mut(&self) -> MutPtr<T> {
+        MutPtr(self.0.with_mut(|p| p))
+    }
+}
+
+/// loom's shared pointer into an `UnsafeCell`.
+#[derive(Debug)]
+pub struct ConstPtr<T: ?Sized>(*const T);
+
+impl<T: ?Sized> ConstPtr<T> {
+    /// # Safety
+    /// As loom's: the cell must not be written meanwhile.
+    pub unsafe fn deref(&self) -> &T {
+        // SAFETY: guaranteed by the caller.
+        unsafe { &*self.0 }
+    }
+    pub fn with<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*const T) -> R,
+    {
+        f(self.0)
+    }
+}
+
+/// loom's unique pointer into an `UnsafeCell`.
+#[derive(Debug)]
+pub struct MutPtr<T: ?Sized>(*mut T);
+
+impl<T: ?Sized> MutPtr<T> {
+    /// # Safety
+    /// As loom's: no other access to the cell meanwhile.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn deref(&self) -> &mut T {
+        // SAFETY: guaranteed by the caller.
+        unsafe { &mut *self.0 }
+    }
+    pub fn with<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*mut T) -> R,
+    {
+        f(self.0)
+    }
+}
+
+/// loom's `Cell`: a `std::cell::Cell` whose accesses are checked for races.
+#[derive(Debug, Default)]
+pub struct Cell<T>(UnsafeCell<T>);
+
+impl<T> Cell<T> {
+    pub const fn new(v: T) -> Self {
+        Cell(UnsafeCell::new(v))
+    }
+    #[track_caller]
+    pub fn set(&self, val: T) {
+        drop(self.replace(val));
+    }
+    #[track_caller]
+    pub fn replace(&self, val: T) -> T {
+        // SAFETY: the write is recorded; `Cell` is not Sync, as std's.
+        self.0
+            .with_mut(|p| unsafe { std::mem::replace(&mut *p, val) })
+    }
+    #[track_caller]
+    pub fn swap(&self, other: &Self) {
+        if std::ptr::eq(self, other) {
+            return;
+        }
+        let a = self.0.get_mut();
+        let b = other.0.get_mut();
+        // SAFETY: two different cells, both recorded as written.
+        unsafe { std::mem::swap(a.deref(), b.deref()) }
+    }
+    #[track_caller]
+    pub fn get(&self) -> T
+    where
+        T: Copy,
+    {
+        // SAFETY: the read is recorded.
+        self.0.with(|p| unsafe { *p })
+    }
+    #[track_caller]
+    pub fn take(&self) -> T
+    where
+        T: Default,
+    {
+        self.replace(T::default())
+    }
+    pub fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+}
