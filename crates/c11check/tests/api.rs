@@ -370,3 +370,18 @@ fn three_by_three_fetch_add_is_1680_executions() {
     assert_eq!(summary.stats.executions, 1680);
     assert_eq!(summary.blocked, 0);
 }
+
+#[test]
+fn weak_compare_exchange_may_fail_spuriously_but_retry_loops_end() {
+    let (set, _) = outcomes(|| {
+        let a = AtomicUsize::new(5);
+        let once = a.compare_exchange_weak(5, 6, Ordering::Relaxed, Ordering::Relaxed);
+        // A retry loop (what fetch_update does) always ends.
+        let looped = a.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v + 10));
+        (once, looped, a.load(Ordering::Relaxed))
+    });
+    assert_eq!(
+        set,
+        BTreeSet::from([(Ok(5), Ok(6), 16), (Err(5), Ok(5), 15)])
+    );
+}
