@@ -385,3 +385,24 @@ fn weak_compare_exchange_may_fail_spuriously_but_retry_loops_end() {
         BTreeSet::from([(Ok(5), Ok(6), 16), (Err(5), Ok(5), 15)])
     );
 }
+
+#[test]
+fn failing_execution_is_written_as_graphviz() {
+    let path = std::env::temp_dir().join(format!("c11check-dot-{}.dot", std::process::id()));
+    let r = Builder::new().dot(&path).explore(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let x2 = x.clone();
+        let t = thread::spawn(move || x2.store(1, Ordering::Release));
+        assert_eq!(x.load(Ordering::Acquire), 0);
+        t.join().unwrap();
+    });
+    assert!(r.is_err());
+    let dot = std::fs::read_to_string(&path).expect("the dot file is written");
+    let _ = std::fs::remove_file(&path);
+    assert!(dot.starts_with("digraph execution {"), "{dot}");
+    assert!(
+        dot.contains("label=rf") && dot.contains("label=sb"),
+        "{dot}"
+    );
+    assert!(dot.contains("thread 1"), "{dot}");
+}

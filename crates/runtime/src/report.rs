@@ -347,10 +347,14 @@ pub fn to_dot(
                         name(lm.writes[pair[1]])
                     ));
                 }
-                for cj in lm.order.iter_row(ci) {
+                // Forced order between chains, transitively reduced, without
+                // the initial write (it is first anyway).
+                let succ: Vec<usize> = lm.order.iter_row(ci).collect();
+                for &cj in &succ {
+                    let implied = succ.iter().any(|&ck| ck != cj && lm.order.get(ck, cj));
                     let last = lm.writes[*chain.last().unwrap()];
                     let first = lm.writes[lm.chains[cj][0]];
-                    if !last.is_init() || !first.is_init() {
+                    if !implied && !last.is_init() {
                         s.push_str(&format!(
                             "  {} -> {} [label=mo, color=red, style=dashed];\n",
                             name(last),
