@@ -31,7 +31,7 @@ pub struct RuntimeOptions {
 impl Default for RuntimeOptions {
     fn default() -> Self {
         RuntimeOptions {
-            stack_size: 256 * 1024,
+            stack_size: 1024 * 1024,
             max_steps: 10_000,
         }
     }

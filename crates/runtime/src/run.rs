@@ -19,7 +19,8 @@ pub struct RunConfig {
     pub runtime: RuntimeOptions,
     /// Re-run only the execution this replay string describes.
     pub replay: Option<String>,
-    /// Print a progress line to stderr every second or so.
+    /// Print a progress line to stderr every second (without it, every 10 s
+    /// once the run is that long).
     pub progress: bool,
 }
 
@@ -58,7 +59,10 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     let mut count = 0u64;
     let mut visitor = |ex: &Execution<'_>| -> bool {
         count += 1;
-        if cfg.progress && last_progress.elapsed() >= Duration::from_secs(1) {
+        // With logging on, a line a second; otherwise one every 10 s once a run
+        // takes that long, so a long exploration is never silent.
+        let every = if cfg.progress { 1 } else { 10 };
+        if last_progress.elapsed() >= Duration::from_secs(every) {
             last_progress = Instant::now();
             eprintln!(
                 "c11check: {count} executions explored in {:.1}s ({:.0}/s)",
