@@ -159,7 +159,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     fn add_read(&mut self, g: &mut ExecutionGraph, t: u32, action: Action) -> Option<EventId> {
         let loc = action.loc().unwrap();
         let model = self.config.model;
-        let writes = g.writes_to(loc);
+        let mut writes = g.writes_to(loc);
+        // Sources coherence already rules out (a write forced before one the
+        // read must see) need no full check.
+        if let Ok(base) = Analysis::new(g, model) {
+            writes.retain(|&w| !hidden_from_next_event(&base, t, w));
+        }
         let id = g.push(t, action);
         let weak_expected = match action {
             Action::Cas {
@@ -490,6 +495,48 @@ fn canonical_rank(_g: &ExecutionGraph, w: EventId) -> (u64, u32) {
     } else {
         (w.thread as u64 + 1, w.index)
     }
+}
+
+/// Whether the next event of thread `t` (about to be added to `a.g`) cannot
+/// read `w`: some write it must see (one that happens before it, or the
+/// source of a read that happens before it) is forced after `w` in
+/// modification order (CoWR, CoRR). Uses the happens-before of the thread's
+/// last event, a subset of the new event's, and constraints that adding the
+/// event can only strengthen, so `true` is always right.
+fn hidden_from_next_event(a: &Analysis<'_>, t: u32, w: EventId) -> bool {
+    let g = a.g;
+    let Some(loc) = g.loc_of(w) else {
+        return false;
+    };
+    let lm = &a.locs[loc.0 as usize];
+    let Some(wi) = lm.writes.iter().position(|&x| x == w) else {
+        return false;
+    };
+    let len = g.thread_len(t);
+    let last = if len > 0 {
+        Some(EventId::new(t, len - 1))
+    } else {
+        g.thread(t).parent.filter(|&p| g.contains(p))
+    };
+    let Some(last) = last else {
+        return false;
+    };
+    let seen = |x: EventId| x == last || a.hb(x, last);
+    lm.writes
+        .iter()
+        .enumerate()
+        .any(|(xi, &x)| xi != wi && !x.is_init() && seen(x) && lm.mo(wi, xi))
+        || lm.reads.iter().any(|&r| {
+            seen(r)
+                && g.event(r).rf.is_some_and(|src| {
+                    src != w
+                        && lm
+                            .writes
+                            .iter()
+                            .position(|&x| x == src)
+                            .is_some_and(|si| lm.mo(wi, si))
+                })
+        })
 }
 
 /// Whether weak CAS `e` may fail spuriously when it reads `w`: not when the
