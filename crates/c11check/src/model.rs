@@ -124,6 +124,7 @@ impl Builder {
     where
         F: Fn() + Send + Sync + 'static,
     {
+        c11check_runtime::set_before_op_hook(crate::sync::atomic::publish_exclusive_writes);
         let main = move || {
             f();
             crate::thread::destroy_thread_locals();

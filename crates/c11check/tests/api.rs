@@ -406,3 +406,26 @@ fn failing_execution_is_written_as_graphviz() {
     );
     assert!(dot.contains("thread 1"), "{dot}");
 }
+
+#[test]
+fn get_mut_writes_are_stores_of_the_owner() {
+    // The owner writes through get_mut, then hands the atomic over with a
+    // spawn: the new thread must see the value. And a later &self use by
+    // the owner sees its own write.
+    let (set, _) = outcomes(|| {
+        let mut a = AtomicUsize::new(1);
+        *a.get_mut() += 41;
+        // No use of `a` before the hand-over: the write is published by the
+        // owner's next visible operation (the clone's reference count).
+        let a = Arc::new(a);
+        let a2 = a.clone();
+        let other = thread::spawn(move || a2.load(Ordering::Relaxed))
+            .join()
+            .unwrap();
+        let seen_by_owner = a.load(Ordering::Relaxed);
+        let mut flag = AtomicBool::new(false);
+        *flag.get_mut() = true;
+        (seen_by_owner, other, flag.into_inner())
+    });
+    assert_eq!(set, BTreeSet::from([(42, 42, true)]));
+}

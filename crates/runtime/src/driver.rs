@@ -197,6 +197,7 @@ impl FiberDriver {
                     s.yielders[ti] = Some(y as *const FiberYielder);
                 }
                 let result: ThreadResult = catch_unwind(AssertUnwindSafe(body));
+                crate::run_before_op_hook();
                 let mut s = shared.borrow_mut();
                 if let Err(payload) = &result {
                     let (msg, place) = take_last_panic()

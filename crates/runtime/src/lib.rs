@@ -161,7 +161,65 @@ pub fn current_thread() -> u32 {
     with_shared(|s| s.current)
 }
 
+/// A function the facade runs in a thread before each of its visible
+/// operations and when it ends (to publish values written through `get_mut`).
+static BEFORE_OP: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+thread_local! {
+    /// The modelled threads (execution, thread) running the hook now.
+    static IN_HOOK: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Registers the facade's hook (see [`BEFORE_OP`]); the first one wins.
+pub fn set_before_op_hook(f: fn()) {
+    let _ = BEFORE_OP.set(f);
+}
+
+/// Runs the hook, unless it is already running (its own operations).
+pub(crate) fn run_before_op_hook() {
+    let Some(f) = BEFORE_OP.get() else {
+        return;
+    };
+    let me = with_shared(|s| (s.generation, s.current));
+    let entered = IN_HOOK.with(|h| {
+        let mut h = h.borrow_mut();
+        h.retain(|e| e.0 == me.0);
+        if h.contains(&me) {
+            false
+        } else {
+            h.push(me);
+            true
+        }
+    });
+    if entered {
+        f();
+        IN_HOOK.with(|h| h.borrow_mut().retain(|e| *e != me));
+    }
+}
+
+/// A visible store to a location known by number (for values the facade
+/// publishes on a thread's behalf).
+pub fn store_to(loc: Loc, val: Value, site: Site) {
+    suspend(Request::Act {
+        action: Action::Store {
+            loc,
+            ord: MemOrder::Relaxed,
+            val,
+        },
+        bind: None,
+        site,
+    });
+}
+
+/// The location a cell is bound to in the current execution, if any.
+pub fn bound_location(cell: &LocCell) -> Option<Loc> {
+    cell.get(generation())
+}
+
 fn suspend(req: Request) -> Outcome {
+    if !matches!(req, Request::Spin { .. }) {
+        run_before_op_hook();
+    }
     let y = with_shared(|s| {
         assert!(
             s.in_fiber,

@@ -147,13 +147,196 @@ impl Word {
     }
 }
 
+/// The value of an atomic as the model stores it.
+pub(crate) trait ToValue: Copy {
+    fn to_value(self) -> Value;
+}
+
+macro_rules! to_value {
+    ($($t:ty),*) => {$(
+        impl ToValue for $t {
+            fn to_value(self) -> Value {
+                self as Value
+            }
+        }
+    )*};
+}
+to_value!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+impl ToValue for bool {
+    fn to_value(self) -> Value {
+        self as Value
+    }
+}
+
+impl<T> ToValue for *mut T {
+    fn to_value(self) -> Value {
+        self as usize as Value
+    }
+}
+
+/// `get_mut` support: the value handed out lives in a box the atomic owns;
+/// what the thread writes through it is published as a store by that thread
+/// before its next visible operation (so it happens before anything the
+/// thread synchronizes with afterwards), and when the atomic is next used or
+/// dropped.
+pub(crate) struct Exclusive<T> {
+    shadow: std::cell::UnsafeCell<Option<Box<T>>>,
+}
+
+impl<T> std::fmt::Debug for Exclusive<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Exclusive")
+    }
+}
+
+/// # Safety
+/// `p` must point to a live `T`.
+unsafe fn read_as<T: ToValue>(p: *const u8) -> Value {
+    // SAFETY: guaranteed by the caller (`pending` keeps only live boxes).
+    unsafe { (*(p as *const T)).to_value() }
+}
+
+impl<T: ToValue> Exclusive<T> {
+    pub(crate) const fn new() -> Self {
+        Exclusive {
+            shadow: std::cell::UnsafeCell::new(None),
+        }
+    }
+
+    /// The `get_mut` of an atomic whose current value is `now`.
+    pub(crate) fn get_mut(&mut self, word: &Word, now: T) -> &mut T {
+        let boxed = self.shadow.get_mut().get_or_insert_with(|| Box::new(now));
+        **boxed = now;
+        let p = &**boxed as *const T as *const u8;
+        if let Some(loc) = c11check_runtime::bound_location(&word.cell) {
+            pending::register(p as usize, loc, read_as::<T>, now.to_value());
+        }
+        boxed
+    }
+}
+
+impl<T> Exclusive<T> {
+    /// Called by every `&self` operation: an exclusive borrow is over.
+    pub(crate) fn settle(&self) {
+        // SAFETY: only `get_mut` (through `&mut self`) writes the option; no
+        // exclusive borrow can be alive while `&self` is used.
+        if let Some(b) = unsafe { &*self.shadow.get() } {
+            pending::settle(&**b as *const T as *const u8 as usize);
+        }
+    }
+}
+
+impl<T> Drop for Exclusive<T> {
+    fn drop(&mut self) {
+        if let Some(b) = self.shadow.get_mut() {
+            if c11check_runtime::in_model() {
+                pending::settle(&**b as *const T as *const u8 as usize);
+            }
+        }
+    }
+}
+
+/// Values written through `get_mut` that are not published yet.
+mod pending {
+    use c11check_model::{Loc, Value};
+    use std::cell::RefCell;
+
+    struct Entry {
+        generation: u32,
+        thread: u32,
+        key: usize,
+        loc: Loc,
+        read: unsafe fn(*const u8) -> Value,
+        published: Value,
+    }
+
+    thread_local! {
+        static PENDING: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn me() -> (u32, u32) {
+        (
+            c11check_runtime::generation(),
+            c11check_runtime::current_thread(),
+        )
+    }
+
+    pub(super) fn register(
+        key: usize,
+        loc: Loc,
+        read: unsafe fn(*const u8) -> Value,
+        published: Value,
+    ) {
+        let (generation, thread) = me();
+        PENDING.with(|p| {
+            let mut p = p.borrow_mut();
+            p.retain(|e| e.generation == generation && e.key != key);
+            p.push(Entry {
+                generation,
+                thread,
+                key,
+                loc,
+                read,
+                published,
+            });
+        });
+    }
+
+    /// The stores the running thread owes, (location, value); with `only`,
+    /// just for that box, which is then forgotten.
+    fn owed(only: Option<usize>) -> Vec<(Loc, Value)> {
+        let (generation, thread) = me();
+        PENDING.with(|p| {
+            let mut p = p.borrow_mut();
+            p.retain(|e| e.generation == generation);
+            let mut out = Vec::new();
+            for e in p.iter_mut() {
+                if e.thread == thread && only.is_none_or(|k| k == e.key) {
+                    // SAFETY: an entry goes before its box does (`settle` from
+                    // the atomic's drop), and with its execution.
+                    let v = unsafe { (e.read)(e.key as *const u8) };
+                    if v != e.published {
+                        e.published = v;
+                        out.push((e.loc, v));
+                    }
+                }
+            }
+            if let Some(k) = only {
+                p.retain(|e| e.key != k);
+            }
+            out
+        })
+    }
+
+    /// Run by the runtime before each visible operation of a thread.
+    pub(crate) fn publish_current() {
+        for (loc, v) in owed(None) {
+            c11check_runtime::store_to(loc, v, std::panic::Location::caller());
+        }
+    }
+
+    /// The atomic owning box `key` is used through `&self` again, or dropped.
+    pub(super) fn settle(key: usize) {
+        for (loc, v) in owed(Some(key)) {
+            c11check_runtime::store_to(loc, v, std::panic::Location::caller());
+        }
+    }
+}
+
+pub(crate) use pending::publish_current as publish_exclusive_writes;
+
 macro_rules! atomic_int {
     ($name:ident, $t:ty, $width:ident, $max:ident, $min:ident) => {
         #[doc = concat!("`std::sync::atomic::", stringify!($name), "` under the model.")]
         #[derive(Debug)]
         pub struct $name {
             word: Word,
+            exclusive: Exclusive<$t>,
         }
+
+        // SAFETY: the exclusive box is only written through `&mut self`.
+        unsafe impl Sync for $name {}
 
         impl Default for $name {
             fn default() -> Self {
@@ -168,21 +351,34 @@ macro_rules! atomic_int {
         }
 
         impl $name {
+            /// The word, once any `get_mut` borrow is over.
+            fn w(&self) -> &Word {
+                self.exclusive.settle();
+                &self.word
+            }
+            /// Exclusive access to the value. What is written through it
+            /// becomes a store of this thread before its next operation.
+            #[track_caller]
+            pub fn get_mut(&mut self) -> &mut $t {
+                let now = self.w().load(MemOrder::Relaxed, Location::caller()) as $t;
+                self.exclusive.get_mut(&self.word, now)
+            }
             pub const fn new(v: $t) -> Self {
                 $name {
                     word: Word::new(v as Value, Width::$width),
+                    exclusive: Exclusive::new(),
                 }
             }
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $t {
-                self.word.load(load_order(order), Location::caller()) as $t
+                self.w().load(load_order(order), Location::caller()) as $t
             }
             /// A non-atomic read of the value (loom's `unsync_load`): a data
             /// race with any store it is not ordered with.
             #[doc(hidden)]
             #[track_caller]
             pub fn unsync_load(&self) -> $t {
-                self.word.plain_load(Location::caller()) as $t
+                self.w().plain_load(Location::caller()) as $t
             }
             #[track_caller]
             pub fn store(&self, val: $t, order: Ordering) {
@@ -191,7 +387,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn swap(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::Xchg,
                     val as Value,
                     rmw_order(order),
@@ -242,7 +438,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_add(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::Add,
                     val as Value,
                     rmw_order(order),
@@ -251,7 +447,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_sub(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::Sub,
                     val as Value,
                     rmw_order(order),
@@ -260,7 +456,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_and(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::And,
                     val as Value,
                     rmw_order(order),
@@ -269,7 +465,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_nand(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::Nand,
                     val as Value,
                     rmw_order(order),
@@ -278,7 +474,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_or(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::Or,
                     val as Value,
                     rmw_order(order),
@@ -287,7 +483,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_xor(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::Xor,
                     val as Value,
                     rmw_order(order),
@@ -296,7 +492,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_max(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::$max,
                     val as Value,
                     rmw_order(order),
@@ -305,7 +501,7 @@ macro_rules! atomic_int {
             }
             #[track_caller]
             pub fn fetch_min(&self, val: $t, order: Ordering) -> $t {
-                self.word.rmw(
+                self.w().rmw(
                     RmwOp::$min,
                     val as Value,
                     rmw_order(order),
@@ -336,7 +532,7 @@ macro_rules! atomic_int {
             /// whoever owns the atomic has synchronized with every writer).
             #[track_caller]
             pub fn into_inner(self) -> $t {
-                self.word.load(MemOrder::Relaxed, Location::caller()) as $t
+                self.w().load(MemOrder::Relaxed, Location::caller()) as $t
             }
         }
     };
@@ -357,7 +553,11 @@ atomic_int!(AtomicUsize, usize, U64, UMax, UMin);
 #[derive(Debug)]
 pub struct AtomicBool {
     word: Word,
+    exclusive: Exclusive<bool>,
 }
+
+// SAFETY: the exclusive box is only written through `&mut self`.
+unsafe impl Sync for AtomicBool {}
 
 impl Default for AtomicBool {
     fn default() -> Self {
@@ -372,19 +572,30 @@ impl From<bool> for AtomicBool {
 }
 
 impl AtomicBool {
+    fn w(&self) -> &Word {
+        self.exclusive.settle();
+        &self.word
+    }
+    /// Exclusive access to the value (see the integer atomics' `get_mut`).
+    #[track_caller]
+    pub fn get_mut(&mut self) -> &mut bool {
+        let now = self.w().load(MemOrder::Relaxed, Location::caller()) != 0;
+        self.exclusive.get_mut(&self.word, now)
+    }
     pub const fn new(v: bool) -> Self {
         AtomicBool {
             word: Word::new(v as Value, Width::U8),
+            exclusive: Exclusive::new(),
         }
     }
     #[track_caller]
     pub fn load(&self, order: Ordering) -> bool {
-        self.word.load(load_order(order), Location::caller()) != 0
+        self.w().load(load_order(order), Location::caller()) != 0
     }
     #[doc(hidden)]
     #[track_caller]
     pub fn unsync_load(&self) -> bool {
-        self.word.plain_load(Location::caller()) != 0
+        self.w().plain_load(Location::caller()) != 0
     }
     #[track_caller]
     pub fn store(&self, val: bool, order: Ordering) {
@@ -393,7 +604,7 @@ impl AtomicBool {
     }
     #[track_caller]
     pub fn swap(&self, val: bool, order: Ordering) -> bool {
-        self.word.rmw(
+        self.w().rmw(
             RmwOp::Xchg,
             val as Value,
             rmw_order(order),
@@ -442,7 +653,7 @@ impl AtomicBool {
     }
     #[track_caller]
     pub fn fetch_and(&self, val: bool, order: Ordering) -> bool {
-        self.word.rmw(
+        self.w().rmw(
             RmwOp::And,
             val as Value,
             rmw_order(order),
@@ -465,7 +676,7 @@ impl AtomicBool {
     }
     #[track_caller]
     pub fn fetch_or(&self, val: bool, order: Ordering) -> bool {
-        self.word.rmw(
+        self.w().rmw(
             RmwOp::Or,
             val as Value,
             rmw_order(order),
@@ -474,7 +685,7 @@ impl AtomicBool {
     }
     #[track_caller]
     pub fn fetch_xor(&self, val: bool, order: Ordering) -> bool {
-        self.word.rmw(
+        self.w().rmw(
             RmwOp::Xor,
             val as Value,
             rmw_order(order),
@@ -506,7 +717,7 @@ impl AtomicBool {
     }
     #[track_caller]
     pub fn into_inner(self) -> bool {
-        self.word.load(MemOrder::Relaxed, Location::caller()) != 0
+        self.w().load(MemOrder::Relaxed, Location::caller()) != 0
     }
 }
 
