@@ -425,7 +425,11 @@ fn get_mut_writes_are_stores_of_the_owner() {
         let seen_by_owner = a.load(Ordering::Relaxed);
         let mut flag = AtomicBool::new(false);
         *flag.get_mut() = true;
-        (seen_by_owner, other, flag.into_inner())
+        let mut slot = 7u8;
+        let mut p = c11check::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+        *p.get_mut() = &mut slot as *mut u8;
+        let p_is_set = !p.load(Ordering::Relaxed).is_null();
+        (seen_by_owner, other, flag.into_inner(), p_is_set)
     });
-    assert_eq!(set, BTreeSet::from([(42, 42, true)]));
+    assert_eq!(set, BTreeSet::from([(42, 42, true, true)]));
 }

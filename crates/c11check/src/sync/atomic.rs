@@ -728,6 +728,7 @@ pub struct AtomicPtr<T> {
     word: Word,
     /// The initial pointer (a `const fn` cannot turn it into an integer).
     initial: *mut T,
+    exclusive: Exclusive<*mut T>,
 }
 
 // SAFETY: like std's AtomicPtr, the type only hands out the raw pointer value;
@@ -755,9 +756,17 @@ impl<T> AtomicPtr<T> {
         AtomicPtr {
             word: Word::new(0, Width::U64),
             initial: p,
+            exclusive: Exclusive::new(),
         }
     }
+    /// Exclusive access to the pointer (see the integer atomics' `get_mut`).
+    #[track_caller]
+    pub fn get_mut(&mut self) -> &mut *mut T {
+        let now = value_ptr(self.word().load(MemOrder::Relaxed, Location::caller()));
+        self.exclusive.get_mut(&self.word, now)
+    }
     fn word(&self) -> &Word {
+        self.exclusive.settle();
         if !self.initial.is_null() {
             self.word.init.store(
                 ptr_value(self.initial),
