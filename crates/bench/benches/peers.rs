@@ -295,18 +295,10 @@ fn child(tool: &str, name: &str, budget: Duration, samples: usize) {
         _ => panic!("unknown tool {tool}"),
     };
     let secs = start.elapsed().as_secs_f64();
-    println!("RESULT {executions} {complete} {secs} {}", peak_rss_kib());
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
+    println!(
+        "RESULT {executions} {complete} {secs} {}",
+        c11check_bench::peak_rss_kib()
+    );
 }
 
 fn main() {

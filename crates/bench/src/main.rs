@@ -180,18 +180,6 @@ fn run_one(name: &str) -> Result {
     }
 }
 
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--child") {
@@ -201,7 +189,7 @@ fn main() {
             r.executions,
             r.blocked,
             r.secs,
-            peak_rss_kib()
+            c11check_bench::peak_rss_kib()
         );
         return;
     }

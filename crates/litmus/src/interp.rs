@@ -252,14 +252,7 @@ impl Interp<'_> {
             }
             Expr::Lock(l) | Expr::TryLock(l) => {
                 let loc = self.loc(l)?;
-                let r = self.ask(Action::Cas {
-                    loc,
-                    expected: 0,
-                    new: 1,
-                    success: MemOrder::Acquire,
-                    failure: MemOrder::Relaxed,
-                    weak: false,
-                })?;
+                let r = self.ask(Action::lock_acquire(loc))?;
                 if !r.wrote && matches!(e, Expr::Lock(_)) {
                     self.ask(Action::Block {
                         reason: BlockReason::LockHeld,
@@ -270,11 +263,7 @@ impl Interp<'_> {
             }
             Expr::Unlock(l) => {
                 let loc = self.loc(l)?;
-                self.ask(Action::Store {
-                    loc,
-                    ord: MemOrder::Release,
-                    val: 0,
-                })?;
+                self.ask(Action::lock_release(loc))?;
                 0
             }
         })

@@ -265,6 +265,27 @@ impl Action {
             _ => None,
         }
     }
+    /// Taking a lock at `loc`: a compare-exchange 0 -> 1, acquire when it
+    /// succeeds. Front ends make a thread that reads the lock held wait with
+    /// `Block { reason: LockHeld }`.
+    pub fn lock_acquire(loc: Loc) -> Action {
+        Action::Cas {
+            loc,
+            expected: 0,
+            new: 1,
+            success: MemOrder::Acquire,
+            failure: MemOrder::Relaxed,
+            weak: false,
+        }
+    }
+    /// Releasing a lock at `loc`: a release store of 0.
+    pub fn lock_release(loc: Loc) -> Action {
+        Action::Store {
+            loc,
+            ord: MemOrder::Release,
+            val: 0,
+        }
+    }
     /// The load that an RMW or CAS performs before writing (a successful CAS
     /// reads with its success ordering).
     pub fn read_half(&self) -> Option<Action> {

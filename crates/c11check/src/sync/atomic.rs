@@ -395,6 +395,27 @@ macro_rules! atomic_int {
                 ) as $t
             }
             #[track_caller]
+            fn cas(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+                weak: bool,
+            ) -> Result<$t, $t> {
+                self.w()
+                    .cas(
+                        current as Value,
+                        new as Value,
+                        rmw_order(success),
+                        failure_order(failure),
+                        weak,
+                        Location::caller(),
+                    )
+                    .map(|v| v as $t)
+                    .map_err(|v| v as $t)
+            }
+            #[track_caller]
             pub fn compare_exchange(
                 &self,
                 current: $t,
@@ -402,17 +423,7 @@ macro_rules! atomic_int {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$t, $t> {
-                self.word
-                    .cas(
-                        current as Value,
-                        new as Value,
-                        rmw_order(success),
-                        failure_order(failure),
-                        false,
-                        Location::caller(),
-                    )
-                    .map(|v| v as $t)
-                    .map_err(|v| v as $t)
+                self.cas(current, new, success, failure, false)
             }
             /// Like [`Self::compare_exchange`], but may fail although the value
             /// matched; the model explores that spurious failure.
@@ -424,17 +435,7 @@ macro_rules! atomic_int {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$t, $t> {
-                self.word
-                    .cas(
-                        current as Value,
-                        new as Value,
-                        rmw_order(success),
-                        failure_order(failure),
-                        true,
-                        Location::caller(),
-                    )
-                    .map(|v| v as $t)
-                    .map_err(|v| v as $t)
+                self.cas(current, new, success, failure, true)
             }
             #[track_caller]
             pub fn fetch_add(&self, val: $t, order: Ordering) -> $t {

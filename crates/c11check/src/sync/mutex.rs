@@ -2,7 +2,7 @@
 //! location (an acquire compare-exchange and a release store), so they order
 //! the critical sections exactly as a real lock does.
 
-use c11check_model::{Action, BlockReason, MemOrder};
+use c11check_model::{Action, BlockReason};
 use c11check_runtime::{access, block, LocCell};
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
@@ -75,20 +75,7 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     fn try_acquire(&self) -> bool {
-        access(
-            &self.cell,
-            0,
-            |loc| Action::Cas {
-                loc,
-                expected: 0,
-                new: 1,
-                success: MemOrder::Acquire,
-                failure: MemOrder::Relaxed,
-                weak: false,
-            },
-            Location::caller(),
-        )
-        .ok
+        access(&self.cell, 0, Action::lock_acquire, Location::caller()).ok
     }
 
     fn guard(&self) -> LockResult<MutexGuard<'_, T>> {
@@ -140,16 +127,7 @@ impl<T: ?Sized> Mutex<T> {
 
     #[track_caller]
     fn unlock(&self) {
-        access(
-            &self.cell,
-            0,
-            |loc| Action::Store {
-                loc,
-                ord: MemOrder::Release,
-                val: 0,
-            },
-            Location::caller(),
-        );
+        access(&self.cell, 0, Action::lock_release, Location::caller());
     }
 }
 
