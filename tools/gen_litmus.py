@@ -161,6 +161,14 @@ test("RMW+cas", [["int r0 = atomic_compare_exchange_strong_explicit(x, zero, 1, 
                  ["int r0 = atomic_compare_exchange_strong_explicit(x, zero2, 2, memory_order_relaxed, memory_order_relaxed);"]],
      "0:r0=1 /\\ 1:r0=1", "Never", "at most one CAS from 0 can succeed", states="0:r0=0; 1:r0=1 | 0:r0=1; 1:r0=0",
      init="[x] = 0; [zero] = 0; [zero2] = 0;")
+test("RMW+cas+weak", [["int r0 = atomic_compare_exchange_weak_explicit(x, zero, 1, memory_order_relaxed, memory_order_relaxed);"]],
+     "0:r0=0", "Sometimes", "a weak CAS may fail although it reads the expected value",
+     states="0:r0=0; [x]=0 | 0:r0=1; [x]=1", init="[x] = 0; [zero] = 0;")
+TESTS[-1]["extra_locs"] = "x;"
+test("RMW+cas+weak+race", [["int r0 = atomic_compare_exchange_weak_explicit(x, zero, 1, memory_order_relaxed, memory_order_relaxed);"],
+                           ["int r0 = atomic_compare_exchange_weak_explicit(x, zero2, 2, memory_order_relaxed, memory_order_relaxed);"]],
+     "0:r0=1 /\\ 1:r0=1", "Never", "spurious failures aside, at most one CAS from 0 succeeds",
+     states="0:r0=0; 1:r0=0 | 0:r0=0; 1:r0=1 | 0:r0=1; 1:r0=0", init="[x] = 0; [zero] = 0; [zero2] = 0;")
 test("RMW+fetch_add+store", [["int r0 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed);"], [W("x", 5, "rlx")]],
      "0:r0=0 /\\ x=1", "Never", "an RMW reading 0 is next after the initial write in mo, so the store ends last",
      states="0:r0=0; [x]=5 | 0:r0=5; [x]=6")

@@ -82,14 +82,8 @@ fn park_token(t: u32) -> &'static crate::sync::atomic::AtomicBool {
 pub fn current() -> Thread {
     let id = rt::current_thread();
     let name = registry::with(|r| r.names.get(id as usize).cloned().flatten());
-    Thread {
-        id,
-        name: if id == 0 && name.is_none() {
-            Some(StdArc::from("main"))
-        } else {
-            name
-        },
-    }
+    // The model's own closure runs as an unnamed thread (as in loom).
+    Thread { id, name }
 }
 
 /// Gives other threads a chance to run; in the model, the end of one turn of
