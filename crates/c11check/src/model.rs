@@ -1,7 +1,7 @@
 //! Entry points: [`model`] and [`Builder`].
 
 use c11check_model::Model;
-use c11check_runtime::{run, RunConfig, RuntimeOptions};
+use c11check_runtime::{run, RunConfig, RuntimeOptions, Strategy};
 
 pub use c11check_runtime::{FailureKind, Report, Summary};
 use std::sync::Arc;
@@ -23,6 +23,12 @@ where
 pub struct Builder {
     /// Memory model: `cpp20` (default), `rc11` or `sc`. `C11CHECK_MODEL`.
     pub memory_model: Model,
+    /// `Some(n)`: run `n` random executions instead of exploring every one.
+    /// `C11CHECK_ITERATIONS`.
+    pub random_iterations: Option<u64>,
+    /// Seed of a random run (each iteration's own seed derives from it and
+    /// is printed in a report). `C11CHECK_SEED`.
+    pub seed: u64,
     /// Stop after this many executions (the summary says the run was cut).
     /// `C11CHECK_MAX_EXECUTIONS`.
     pub max_executions: Option<u64>,
@@ -67,6 +73,8 @@ impl Builder {
         let defaults = RuntimeOptions::default();
         Builder {
             memory_model,
+            random_iterations: env("C11CHECK_ITERATIONS"),
+            seed: env("C11CHECK_SEED").unwrap_or(0xC11C),
             max_executions: env("C11CHECK_MAX_EXECUTIONS"),
             max_duration: env::<f64>("C11CHECK_MAX_DURATION").map(Duration::from_secs_f64),
             max_steps: env("C11CHECK_MAX_STEPS").unwrap_or(defaults.max_steps),
@@ -80,6 +88,18 @@ impl Builder {
     /// Chooses the memory model.
     pub fn memory_model(mut self, m: Model) -> Self {
         self.memory_model = m;
+        self
+    }
+    /// Runs `iterations` random executions (each consistent, each from its
+    /// own seed) instead of every execution: for programs too large to
+    /// explore exhaustively.
+    pub fn random(mut self, iterations: u64) -> Self {
+        self.random_iterations = Some(iterations);
+        self
+    }
+    /// The seed of a random run.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
         self
     }
     pub fn max_executions(mut self, n: u64) -> Self {
@@ -107,6 +127,13 @@ impl Builder {
 
     fn config(&self) -> RunConfig {
         RunConfig {
+            strategy: match self.random_iterations {
+                Some(iterations) => Strategy::Random {
+                    iterations,
+                    seed: self.seed,
+                },
+                None => Strategy::Exhaustive,
+            },
             model: self.memory_model,
             max_executions: self.max_executions,
             time_budget: self.max_duration,

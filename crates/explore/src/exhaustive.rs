@@ -111,9 +111,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                     Action::Spawn { .. } => {
                         let id = g.push(t, action);
-                        let child = (0..g.num_threads() as u32)
-                            .find(|&c| g.thread(c).parent == Some(id))
-                            .unwrap_or_else(|| g.add_thread(Some(id)));
+                        let child = crate::random::spawn_child(&mut g, id);
                         g.event_mut(id).action = Action::Spawn { child };
                     }
                     _ => {

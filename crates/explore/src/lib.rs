@@ -9,6 +9,7 @@
 //! equivalence); see its module documentation for the algorithm.
 
 pub mod exhaustive;
+pub mod random;
 pub mod straight;
 
 use c11check_model::{Action, Analysis, EventId, ExecutionGraph, Loc, Model};

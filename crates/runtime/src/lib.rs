@@ -23,7 +23,7 @@ mod run;
 
 pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
 pub use report::{decode_replay, describe_event, encode_replay, Failure, FailureKind, Report};
-pub use run::{run, RunConfig, Summary};
+pub use run::{run, RunConfig, Strategy, Summary};
 
 use c11check_model::{Action, BlockReason, Loc, MemOrder, Value};
 use corosensei::Yielder;

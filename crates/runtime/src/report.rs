@@ -62,16 +62,25 @@ pub struct Report {
     pub dot: String,
     /// Executions explored before this one (this one included).
     pub execution_number: u64,
+    /// In a random run: the iteration and its seed.
+    pub random_iteration: Option<(u64, u64)>,
 }
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "c11check found a {} in execution {}:",
-            self.failure.kind.title(),
-            self.execution_number
-        )?;
+        match self.random_iteration {
+            Some((i, seed)) => writeln!(
+                f,
+                "c11check found a {} in random iteration {i} (seed {seed}):",
+                self.failure.kind.title()
+            )?,
+            None => writeln!(
+                f,
+                "c11check found a {} in execution {}:",
+                self.failure.kind.title(),
+                self.execution_number
+            )?,
+        }
         writeln!(f, "  {}", self.failure.message)?;
         writeln!(f)?;
         writeln!(f, "The execution (each load names the store it read):")?;

@@ -10,9 +10,19 @@ use c11check_model::{Action, Analysis, BlockReason, EventId, ExecutionGraph, Mod
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Which explorer runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Every execution once.
+    Exhaustive,
+    /// `iterations` random executions from `seed`.
+    Random { iterations: u64, seed: u64 },
+}
+
 /// How to explore.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
+    pub strategy: Strategy,
     pub model: Model,
     pub max_executions: Option<u64>,
     pub time_budget: Option<Duration>,
@@ -27,6 +37,7 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
+            strategy: Strategy::Exhaustive,
             model: Model::Cpp20,
             max_executions: None,
             time_budget: None,
@@ -54,6 +65,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
+    let iteration = std::cell::Cell::new(None::<(u64, u64)>);
     let start = Instant::now();
     let mut last_progress = Instant::now();
     let mut count = 0u64;
@@ -72,13 +84,9 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         }
         match judge(ex, &state) {
             Some(failure) => {
-                found = Some(Box::new(make_report(
-                    ex.graph,
-                    Some(ex.analysis),
-                    failure,
-                    &state,
-                    count,
-                )));
+                let mut r = make_report(ex.graph, Some(ex.analysis), failure, &state, count);
+                r.random_iteration = iteration.get();
+                found = Some(Box::new(r));
                 false
             }
             None => true,
@@ -96,7 +104,17 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                 max_executions: cfg.max_executions,
                 time_budget: cfg.time_budget,
             };
-            let stats = exhaustive::explore(&mut driver, &config, &mut visitor);
+            let stats = match cfg.strategy {
+                Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),
+                Strategy::Random { iterations, seed } => c11check_explore::random::explore(
+                    &mut driver,
+                    &config,
+                    seed,
+                    iterations,
+                    &mut |i, s| iteration.set(Some((i, s))),
+                    &mut visitor,
+                ),
+            };
             Ok(Summary {
                 blocked: stats.blocked,
                 stats,
@@ -119,6 +137,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             replay: cfg.replay.clone().unwrap_or_default(),
             dot: String::new(),
             execution_number: 1,
+            random_iteration: None,
         })
     })
 }
@@ -346,6 +365,7 @@ fn make_report(
         trace,
         failure,
         execution_number: n,
+        random_iteration: None,
     }
 }
 
