@@ -165,35 +165,16 @@ pub fn current_thread() -> u32 {
 /// operations and when it ends (to publish values written through `get_mut`).
 static BEFORE_OP: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 
-thread_local! {
-    /// The modelled threads (execution, thread) running the hook now.
-    static IN_HOOK: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
-}
-
 /// Registers the facade's hook (see [`BEFORE_OP`]); the first one wins.
 pub fn set_before_op_hook(f: fn()) {
     let _ = BEFORE_OP.set(f);
 }
 
-/// Runs the hook, unless it is already running (its own operations).
+/// Runs the hook. It may perform visible operations itself (which run it
+/// again): it must reach a state where it has nothing left to do.
 pub(crate) fn run_before_op_hook() {
-    let Some(f) = BEFORE_OP.get() else {
-        return;
-    };
-    let me = with_shared(|s| (s.generation, s.current));
-    let entered = IN_HOOK.with(|h| {
-        let mut h = h.borrow_mut();
-        h.retain(|e| e.0 == me.0);
-        if h.contains(&me) {
-            false
-        } else {
-            h.push(me);
-            true
-        }
-    });
-    if entered {
+    if let Some(f) = BEFORE_OP.get() {
         f();
-        IN_HOOK.with(|h| h.borrow_mut().retain(|e| *e != me));
     }
 }
 
