@@ -415,7 +415,7 @@ fn final_combinations(a: &Analysis<'_>, observed: &[Loc]) -> Vec<Vec<(Loc, Event
 }
 
 /// Gives every read whose source was removed by a revisit (other than `r`) its
-/// canonical source again. Such reads are always last in their thread.
+/// canonical source ([`canonical_source`]) again. Such reads are always last in their thread.
 fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_model::Model) -> bool {
     let mut dangling: Vec<(u32, c11check_model::Event)> = Vec::new();
     for t in 0..g.num_threads() as u32 {
@@ -439,26 +439,12 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
     }
     dangling.sort_by_key(|(_, e)| e.stamp);
     for (t, mut e) in dangling {
-        let loc = e.loc().unwrap();
-        let tails = match Analysis::new(g, model) {
-            Ok(a) => a.mo_max_candidates(loc),
-            Err(_) => return false,
-        };
-        let mut tails_by_stamp: Vec<EventId> = tails;
-        tails_by_stamp.sort_by_key(|&w| std::cmp::Reverse(canonical_rank(g, w)));
         e.rf = None;
         e.spurious_fail = false;
         let id = g.push_event(t, e);
-        let mut found = false;
-        for w in tails_by_stamp {
-            g.set_rf(id, w);
-            if is_consistent(g, model) {
-                found = true;
-                break;
-            }
-        }
-        if !found {
-            return false;
+        match canonical_source(g, id, model) {
+            Some(w) => g.set_rf(id, w),
+            None => return false,
         }
     }
     true
@@ -475,7 +461,7 @@ fn canonical_source(
 ) -> Option<EventId> {
     let loc = h.event(e).loc()?;
     let mut cands: Vec<EventId> = h.writes_to(loc).into_iter().filter(|&x| x != e).collect();
-    cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(h, x)));
+    cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
     cands.into_iter().find(|&x| {
         h.set_rf(e, x);
         h.event_mut(e).spurious_fail = false;
@@ -487,7 +473,7 @@ fn canonical_source(
 /// The order in which [`canonical_source`] prefers writes: by position (thread,
 /// then program order), the initial writes first. It must not depend on when
 /// events were added, which differs between graphs that agree on their events.
-fn canonical_rank(_g: &ExecutionGraph, w: EventId) -> (u64, u32) {
+fn canonical_rank(w: EventId) -> (u64, u32) {
     if w.is_init() {
         (0, 0)
     } else {
