@@ -28,9 +28,7 @@
 //! program); nothing is remembered about visited executions.
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
-use c11check_model::{
-    is_consistent, Action, Analysis, BlockReason, EventId, ExecutionGraph, Loc, View,
-};
+use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph, Loc, View};
 use std::time::Instant;
 
 /// A pending branch: a graph to continue, and possibly a write whose backward
@@ -359,15 +357,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             }
         } else {
             self.stats.blocked += 1;
-            let bound = (0..g.num_threads() as u32).any(|t| {
-                matches!(
-                    g.last_event(t).map(|e| e.action),
-                    Some(Action::Block {
-                        reason: BlockReason::Bound
-                    })
-                )
-            });
-            if bound {
+            if crate::cut_by_bound(g) {
                 self.stats.bound_hits += 1;
             }
             let exec = Execution {

@@ -29,6 +29,18 @@ pub trait Driver {
     fn begin(&mut self, _g: &mut ExecutionGraph) {}
 }
 
+/// Whether some thread of `g` stopped at a loop or step bound.
+pub(crate) fn cut_by_bound(g: &ExecutionGraph) -> bool {
+    (0..g.num_threads() as u32).any(|t| {
+        matches!(
+            g.last_event(t).map(|e| e.action),
+            Some(Action::Block {
+                reason: c11check_model::BlockReason::Bound
+            })
+        )
+    })
+}
+
 /// Limits and choices for one exploration.
 #[derive(Clone, Debug)]
 pub struct Config {

@@ -8,7 +8,7 @@
 //! names the seed of the failing iteration and it can be run again alone.
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
-use c11check_model::{is_consistent, Action, Analysis, BlockReason, EventId, ExecutionGraph};
+use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph};
 use std::time::Instant;
 
 /// A small, fast generator (SplitMix64); good enough for choosing steps.
@@ -74,15 +74,7 @@ pub fn explore<D: Driver, V: Visitor>(
             Ending::Complete => stats.executions += 1,
             _ => {
                 stats.blocked += 1;
-                let bound = (0..g.num_threads() as u32).any(|t| {
-                    matches!(
-                        g.last_event(t).map(|e| e.action),
-                        Some(Action::Block {
-                            reason: BlockReason::Bound
-                        })
-                    )
-                });
-                if bound {
+                if crate::cut_by_bound(&g) {
                     stats.bound_hits += 1;
                 }
             }

@@ -618,6 +618,27 @@ impl AtomicBool {
         ) != 0
     }
     #[track_caller]
+    fn cas(
+        &self,
+        current: bool,
+        new: bool,
+        success: Ordering,
+        failure: Ordering,
+        weak: bool,
+    ) -> Result<bool, bool> {
+        self.w()
+            .cas(
+                current as Value,
+                new as Value,
+                rmw_order(success),
+                failure_order(failure),
+                weak,
+                Location::caller(),
+            )
+            .map(|v| v != 0)
+            .map_err(|v| v != 0)
+    }
+    #[track_caller]
     pub fn compare_exchange(
         &self,
         current: bool,
@@ -625,17 +646,7 @@ impl AtomicBool {
         success: Ordering,
         failure: Ordering,
     ) -> Result<bool, bool> {
-        self.word
-            .cas(
-                current as Value,
-                new as Value,
-                rmw_order(success),
-                failure_order(failure),
-                false,
-                Location::caller(),
-            )
-            .map(|v| v != 0)
-            .map_err(|v| v != 0)
+        self.cas(current, new, success, failure, false)
     }
     #[track_caller]
     pub fn compare_exchange_weak(
@@ -645,17 +656,7 @@ impl AtomicBool {
         success: Ordering,
         failure: Ordering,
     ) -> Result<bool, bool> {
-        self.word
-            .cas(
-                current as Value,
-                new as Value,
-                rmw_order(success),
-                failure_order(failure),
-                true,
-                Location::caller(),
-            )
-            .map(|v| v != 0)
-            .map_err(|v| v != 0)
+        self.cas(current, new, success, failure, true)
     }
     #[track_caller]
     pub fn fetch_and(&self, val: bool, order: Ordering) -> bool {
@@ -805,12 +806,13 @@ impl<T> AtomicPtr<T> {
         ))
     }
     #[track_caller]
-    pub fn compare_exchange(
+    fn cas(
         &self,
         current: *mut T,
         new: *mut T,
         success: Ordering,
         failure: Ordering,
+        weak: bool,
     ) -> Result<*mut T, *mut T> {
         self.word()
             .cas(
@@ -818,11 +820,21 @@ impl<T> AtomicPtr<T> {
                 ptr_value(new),
                 rmw_order(success),
                 failure_order(failure),
-                false,
+                weak,
                 Location::caller(),
             )
             .map(value_ptr)
             .map_err(value_ptr)
+    }
+    #[track_caller]
+    pub fn compare_exchange(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        self.cas(current, new, success, failure, false)
     }
     #[track_caller]
     pub fn compare_exchange_weak(
@@ -832,17 +844,7 @@ impl<T> AtomicPtr<T> {
         success: Ordering,
         failure: Ordering,
     ) -> Result<*mut T, *mut T> {
-        self.word()
-            .cas(
-                ptr_value(current),
-                ptr_value(new),
-                rmw_order(success),
-                failure_order(failure),
-                true,
-                Location::caller(),
-            )
-            .map(value_ptr)
-            .map_err(value_ptr)
+        self.cas(current, new, success, failure, true)
     }
     #[track_caller]
     pub fn fetch_update<F>(
