@@ -45,6 +45,13 @@ struct LitmusArgs {
     /// Stop each test after this many executions.
     #[arg(long)]
     max_executions: Option<u64>,
+    /// Run this many random executions instead of all of them (each
+    /// consistent; the states found are a subset of the exhaustive ones).
+    #[arg(long, value_name = "N")]
+    random: Option<u64>,
+    /// Seed of a random run.
+    #[arg(long, default_value_t = 0xC11C)]
+    seed: u64,
     /// Stop each test after this many seconds.
     #[arg(long)]
     timeout: Option<f64>,
@@ -102,6 +109,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         loop_bound: args.loop_bound,
         max_executions: args.max_executions,
         time_budget: args.timeout.map(Duration::from_secs_f64),
+        random: args.random.map(|n| (n, args.seed)),
     };
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for p in &args.paths {

@@ -28,7 +28,7 @@
 //! program); nothing is remembered about visited executions.
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
-use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph, Loc, View};
+use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph, View};
 use std::time::Instant;
 
 /// A pending branch: a graph to continue, and possibly a write whose backward
@@ -341,7 +341,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         };
         let mut keep_going = true;
         if ending == Ending::Complete {
-            let combos = final_combinations(&a, &self.config.observed);
+            let combos = crate::final_combinations(&a, &self.config.observed);
             for finals in combos {
                 if a.find_mo(&finals).is_none() {
                     continue;
@@ -380,28 +380,6 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             self.stop = true;
         }
     }
-}
-
-/// Every combination of possible mo-last writes at the observed locations.
-fn final_combinations(a: &Analysis<'_>, observed: &[Loc]) -> Vec<Vec<(Loc, EventId)>> {
-    let mut combos: Vec<Vec<(Loc, EventId)>> = vec![Vec::new()];
-    for &loc in observed {
-        if loc.0 as usize >= a.g.num_locs() {
-            continue;
-        }
-        let cands = a.mo_max_candidates(loc);
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                cands.iter().map(move |&w| {
-                    let mut c2 = c.clone();
-                    c2.push((loc, w));
-                    c2
-                })
-            })
-            .collect();
-    }
-    combos
 }
 
 /// Gives every read whose source was removed by a revisit (other than `r`) its

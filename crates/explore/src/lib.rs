@@ -29,6 +29,28 @@ pub trait Driver {
     fn begin(&mut self, _g: &mut ExecutionGraph) {}
 }
 
+/// Every combination of possible mo-last writes at the observed locations.
+pub(crate) fn final_combinations(a: &Analysis<'_>, observed: &[Loc]) -> Vec<Vec<(Loc, EventId)>> {
+    let mut combos: Vec<Vec<(Loc, EventId)>> = vec![Vec::new()];
+    for &loc in observed {
+        if loc.0 as usize >= a.g.num_locs() {
+            continue;
+        }
+        let cands = a.mo_max_candidates(loc);
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                cands.iter().map(move |&w| {
+                    let mut c2 = c.clone();
+                    c2.push((loc, w));
+                    c2
+                })
+            })
+            .collect();
+    }
+    combos
+}
+
 /// Whether some thread of `g` stopped at a loop or step bound.
 pub(crate) fn cut_by_bound(g: &ExecutionGraph) -> bool {
     (0..g.num_threads() as u32).any(|t| {

@@ -79,10 +79,22 @@ pub fn explore<D: Driver, V: Visitor>(
                 }
             }
         }
+        // For observed locations, one of the writes that can end mo there.
+        let mut finals = Vec::new();
+        if ending == Ending::Complete && !config.observed.is_empty() {
+            let mut combos = crate::final_combinations(&analysis, &config.observed);
+            while !combos.is_empty() {
+                let c = combos.swap_remove(rng.below(combos.len()));
+                if analysis.find_mo(&c).is_some() {
+                    finals = c;
+                    break;
+                }
+            }
+        }
         let exec = Execution {
             graph: &g,
             analysis: &analysis,
-            finals: &[],
+            finals: &finals,
             ending,
         };
         let keep_going = visitor.visit(&exec);

@@ -16,6 +16,8 @@ pub struct RunOptions {
     pub loop_bound: u32,
     pub max_executions: Option<u64>,
     pub time_budget: Option<Duration>,
+    /// `Some((iterations, seed))`: random executions instead of all of them.
+    pub random: Option<(u64, u64)>,
 }
 
 impl Default for RunOptions {
@@ -25,6 +27,7 @@ impl Default for RunOptions {
             loop_bound: 3,
             max_executions: None,
             time_budget: None,
+            random: None,
         }
     }
 }
@@ -260,7 +263,7 @@ pub fn run_test_with(
     };
     let mut states: BTreeMap<Vec<Value>, u64> = BTreeMap::new();
     let (mut positive, mut negative, mut race) = (0u64, 0u64, false);
-    let stats = exhaustive::explore(&mut program, &config, &mut |ex: &Execution<'_>| {
+    let mut visit = |ex: &Execution<'_>| {
         if !race && !ex.analysis.races().is_empty() {
             race = true;
         }
@@ -306,7 +309,18 @@ pub fn run_test_with(
         inspect(ex, &vals);
         *states.entry(vals).or_insert(0) += 1;
         true
-    });
+    };
+    let stats = match opts.random {
+        None => exhaustive::explore(&mut program, &config, &mut visit),
+        Some((iterations, seed)) => c11check_explore::random::explore(
+            &mut program,
+            &config,
+            seed,
+            iterations,
+            &mut |_, _| {},
+            &mut visit,
+        ),
+    };
     let ok = match test.condition.quantifier {
         Quantifier::Exists => positive > 0,
         Quantifier::NotExists => positive == 0,
