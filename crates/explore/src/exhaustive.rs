@@ -179,19 +179,19 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     &[false]
                 };
             for &sp in spurious {
-                let mut g2 = g.clone();
-                g2.set_rf(id, w);
-                g2.event_mut(id).spurious_fail = sp;
-                if is_consistent(&g2, model) {
-                    options.push(g2);
-                } else if g2.event(id).is_rmw()
-                    && steals_from_unsettled_rmw(&g2, id, w)
-                    && Analysis::new_with_loose_rmw(&g2, model, id).is_ok()
+                // Try the source in place; copy the graph only to keep it.
+                g.set_rf(id, w);
+                g.event_mut(id).spurious_fail = sp;
+                if is_consistent(g, model) {
+                    options.push(g.clone());
+                } else if g.event(id).is_rmw()
+                    && steals_from_unsettled_rmw(g, id, w)
+                    && Analysis::new_with_loose_rmw(g, model, id).is_ok()
                 {
                     // The RMW reads a write another, still revisitable RMW read:
                     // this graph is dropped, but its backward revisits (which make
                     // that RMW read from this one) are executions to explore.
-                    self.calc_revisits_with(&g2, id, true);
+                    self.calc_revisits_with(g, id, true);
                 }
             }
         }
