@@ -122,32 +122,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
 
     /// The lowest thread that can take a step, and its action.
     fn pick(&mut self, g: &mut ExecutionGraph) -> Pick {
-        let mut waiting = false;
-        let mut blocked = false;
-        for t in 0..g.num_threads() as u32 {
-            if !g.is_started(t) || g.is_finished(t) {
-                continue;
-            }
-            if g.is_blocked(t) {
-                blocked = true;
-                continue;
-            }
-            let action = self.driver.next_action(g, t);
-            if let Action::Join { child } = action {
-                if !g.is_finished(child) {
-                    waiting = true;
-                    continue;
-                }
-            }
-            return Pick::Run(t, action);
+        match crate::runnable(self.driver, g, true) {
+            Ok(steps) => Pick::Run(steps[0].0, steps[0].1),
+            Err(ending) => Pick::Done(ending),
         }
-        Pick::Done(if blocked {
-            Ending::Blocked
-        } else if waiting {
-            Ending::Deadlock
-        } else {
-            Ending::Complete
-        })
     }
 
     /// Adds a read of thread `t`, branching over every consistent source; continues

@@ -51,6 +51,47 @@ pub(crate) fn final_combinations(a: &Analysis<'_>, observed: &[Loc]) -> Vec<Vec<
     combos
 }
 
+/// The threads that can take a step in `g` (in thread order, with their next
+/// action; only the first one when `first_only`), or, when none can, how
+/// the execution ends.
+pub(crate) fn runnable<D: Driver>(
+    driver: &mut D,
+    g: &mut ExecutionGraph,
+    first_only: bool,
+) -> Result<Vec<(u32, Action)>, Ending> {
+    let mut steps = Vec::new();
+    let (mut blocked, mut waiting) = (false, false);
+    for t in 0..g.num_threads() as u32 {
+        if !g.is_started(t) || g.is_finished(t) {
+            continue;
+        }
+        if g.is_blocked(t) {
+            blocked = true;
+            continue;
+        }
+        let action = driver.next_action(g, t);
+        if let Action::Join { child } = action {
+            if !g.is_finished(child) {
+                waiting = true;
+                continue;
+            }
+        }
+        steps.push((t, action));
+        if first_only {
+            break;
+        }
+    }
+    if !steps.is_empty() {
+        Ok(steps)
+    } else if blocked {
+        Err(Ending::Blocked)
+    } else if waiting {
+        Err(Ending::Deadlock)
+    } else {
+        Err(Ending::Complete)
+    }
+}
+
 /// Whether some thread of `g` stopped at a loop or step bound.
 pub(crate) fn cut_by_bound(g: &ExecutionGraph) -> bool {
     (0..g.num_threads() as u32).any(|t| {

@@ -123,35 +123,10 @@ fn step<D: Driver>(
     g: &mut ExecutionGraph,
     rng: &mut SplitMix64,
 ) -> Step {
-    // The threads that can take a step now.
-    let mut enabled: Vec<(u32, Action)> = Vec::new();
-    let (mut blocked, mut waiting) = (false, false);
-    for t in 0..g.num_threads() as u32 {
-        if !g.is_started(t) || g.is_finished(t) {
-            continue;
-        }
-        if g.is_blocked(t) {
-            blocked = true;
-            continue;
-        }
-        let action = driver.next_action(g, t);
-        if let Action::Join { child } = action {
-            if !g.is_finished(child) {
-                waiting = true;
-                continue;
-            }
-        }
-        enabled.push((t, action));
-    }
-    if enabled.is_empty() {
-        return Step::Done(if blocked {
-            Ending::Blocked
-        } else if waiting {
-            Ending::Deadlock
-        } else {
-            Ending::Complete
-        });
-    }
+    let enabled = match crate::runnable(driver, g, false) {
+        Ok(steps) => steps,
+        Err(ending) => return Step::Done(ending),
+    };
     let (t, action) = enabled[rng.below(enabled.len())];
     if action.reads() {
         let loc = action.loc().expect("a read has a location");

@@ -8,25 +8,21 @@ use c11check_model::{Action, MemOrder, RmwOp, Value, Width};
 use c11check_runtime::{access, LocCell, Site};
 use std::panic::Location;
 
+/// A load's ordering; panics, as std does, on orderings loads cannot have.
 pub(crate) fn load_order(o: Ordering) -> MemOrder {
     match o {
-        Ordering::Relaxed => MemOrder::Relaxed,
-        Ordering::Acquire => MemOrder::Acquire,
-        Ordering::SeqCst => MemOrder::SeqCst,
         Ordering::Release => panic!("there is no such thing as a release load"),
         Ordering::AcqRel => panic!("there is no such thing as an acquire-release load"),
-        _ => MemOrder::SeqCst,
+        o => rmw_order(o),
     }
 }
 
+/// A store's ordering; panics, as std does, on orderings stores cannot have.
 pub(crate) fn store_order(o: Ordering) -> MemOrder {
     match o {
-        Ordering::Relaxed => MemOrder::Relaxed,
-        Ordering::Release => MemOrder::Release,
-        Ordering::SeqCst => MemOrder::SeqCst,
         Ordering::Acquire => panic!("there is no such thing as an acquire store"),
         Ordering::AcqRel => panic!("there is no such thing as an acquire-release store"),
-        _ => MemOrder::SeqCst,
+        o => rmw_order(o),
     }
 }
 
