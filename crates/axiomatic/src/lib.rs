@@ -11,7 +11,7 @@
 
 pub mod rel;
 
-use c11check_model::{Action, EventId, ExecutionGraph, Loc, MemOrder, Value};
+use c11check_model::{Action, EventId, ExecutionGraph, Loc, MemOrder, RmwOp, Value};
 use rel::Rel;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -458,6 +458,12 @@ pub fn thread_traces(p: &dyn TraceProgram, t: usize, domains: &[BTreeSet<Value>]
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ExecKey {
     pub rf: Vec<(EventId, EventId)>,
+    /// Reference-count updates are identified by what they tell the program
+    /// (their class), not by their source: executions that differ only in the
+    /// order of the updates are one execution (see `RmwOp::RefInc`).
+    pub refcount: Vec<(EventId, bool)>,
+    /// Other reads of a reference count, by the value they read.
+    pub count_reads: Vec<(EventId, Value)>,
     pub spurious: Vec<EventId>,
     pub finals: Vec<(Loc, EventId)>,
     pub thread_lens: Vec<u32>,
@@ -939,13 +945,51 @@ fn combine(
     }
 }
 
+/// Splits reads into plain reads-from edges, reference-count classes and
+/// values read from reference counts (see [`ExecKey`]). Each read is given as
+/// (id, action, location, source, value read).
+#[allow(clippy::type_complexity)]
+fn split_reads(
+    reads: Vec<(EventId, Action, Option<Loc>, EventId, Value)>,
+) -> (
+    Vec<(EventId, EventId)>,
+    Vec<(EventId, bool)>,
+    Vec<(EventId, Value)>,
+) {
+    let counters: BTreeSet<Loc> = reads
+        .iter()
+        .filter(|r| matches!(r.1, Action::Rmw { op, .. } if op.is_refcount()))
+        .filter_map(|r| r.2)
+        .collect();
+    let (mut rf, mut refcount, mut count_reads) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, action, loc, src, val) in reads {
+        match action {
+            Action::Rmw {
+                op: RmwOp::RefDec, ..
+            } => refcount.push((id, val == 1)),
+            Action::Rmw {
+                op: RmwOp::RefInc, ..
+            } => refcount.push((id, val == 0)),
+            _ if loc.is_some_and(|l| counters.contains(&l)) => count_reads.push((id, val)),
+            _ => rf.push((id, src)),
+        }
+    }
+    rf.sort();
+    refcount.sort();
+    count_reads.sort();
+    (rf, refcount, count_reads)
+}
+
 fn exec_key(c: &Candidate, finals: Vec<(Loc, EventId)>) -> ExecKey {
-    let mut rf: Vec<(EventId, EventId)> =
+    let (rf, refcount, count_reads) = split_reads(
         c.rf.iter()
             .enumerate()
-            .filter_map(|(r, w)| w.map(|w| (c.evs[r].id(), c.evs[w].id())))
-            .collect();
-    rf.sort();
+            .filter_map(|(r, w)| {
+                let e = &c.evs[r];
+                w.map(|w| (e.id(), e.action, e.loc, c.evs[w].id(), e.rval))
+            })
+            .collect(),
+    );
     let spurious = c
         .evs
         .iter()
@@ -960,6 +1004,8 @@ fn exec_key(c: &Candidate, finals: Vec<(Loc, EventId)>) -> ExecKey {
     }
     ExecKey {
         rf,
+        refcount,
+        count_reads,
         spurious,
         finals,
         thread_lens: lens.values().copied().collect(),
@@ -985,11 +1031,11 @@ fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
 /// The key of an execution graph the explorer produced (same shape as the
 /// enumeration's), for comparing the two.
 pub fn graph_key(g: &ExecutionGraph, finals: &[(Loc, EventId)]) -> ExecKey {
-    let mut rf: Vec<(EventId, EventId)> = g
-        .events()
-        .filter_map(|(id, e)| e.rf.map(|w| (id, w)))
-        .collect();
-    rf.sort();
+    let (rf, refcount, count_reads) = split_reads(
+        g.events()
+            .filter_map(|(id, e)| e.rf.map(|w| (id, e.action, e.loc(), w, e.read_val)))
+            .collect(),
+    );
     let spurious = g
         .events()
         .filter(|(_, e)| e.spurious_fail)
@@ -997,6 +1043,8 @@ pub fn graph_key(g: &ExecutionGraph, finals: &[(Loc, EventId)]) -> ExecKey {
         .collect();
     ExecKey {
         rf,
+        refcount,
+        count_reads,
         spurious,
         finals: finals.to_vec(),
         thread_lens: (0..g.num_threads() as u32)

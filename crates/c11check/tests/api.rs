@@ -371,6 +371,72 @@ fn three_by_three_fetch_add_is_1680_executions() {
     assert_eq!(summary.blocked, 0);
 }
 
+/// The same through `Arc` (as in loom's tests): the clones' and drops'
+/// orders are not executions of their own, so the count stays 1,680.
+#[test]
+fn arc_reference_counts_do_not_multiply_executions() {
+    let summary = Builder::new()
+        .explore(|| {
+            let n = Arc::new(AtomicUsize::new(0));
+            let handles: Vec<_> = (0..3)
+                .map(|_| {
+                    let n = n.clone();
+                    thread::spawn(move || {
+                        for _ in 0..3 {
+                            n.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            assert_eq!(n.load(Ordering::Relaxed), 9);
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(summary.stats.executions, 1680);
+    assert_eq!(summary.blocked, 0);
+}
+
+/// Which owner drops last is explored: the main thread or any of three
+/// threads can run the destructor.
+#[test]
+fn arc_last_owner_is_explored() {
+    c11check::thread_local! {
+        static ME: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    struct Mark(Arc<AtomicUsize>);
+    impl Drop for Mark {
+        fn drop(&mut self) {
+            self.0.store(ME.with(|m| m.get()) + 10, Ordering::Relaxed);
+        }
+    }
+    static SEEN: StdMutex<BTreeSet<usize>> = StdMutex::new(BTreeSet::new());
+    let summary = Builder::new()
+        .explore(|| {
+            let ran_by = Arc::new(AtomicUsize::new(0));
+            let shared = Arc::new(Mark(ran_by.clone()));
+            let handles: Vec<_> = (1..=3)
+                .map(|i| {
+                    let mine = shared.clone();
+                    thread::spawn(move || {
+                        ME.with(|m| m.set(i));
+                        drop(mine);
+                    })
+                })
+                .collect();
+            drop(shared);
+            for h in handles {
+                h.join().unwrap();
+            }
+            SEEN.lock().unwrap().insert(ran_by.load(Ordering::Relaxed));
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(*SEEN.lock().unwrap(), BTreeSet::from([10, 11, 12, 13]));
+    // One execution per last owner.
+    assert_eq!(summary.stats.executions, 4);
+}
+
 #[test]
 fn weak_compare_exchange_may_fail_spuriously_but_retry_loops_end() {
     let (set, _) = outcomes(|| {

@@ -28,7 +28,7 @@
 //! program); nothing is remembered about visited executions.
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
-use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph, View};
+use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph, RmwOp, View};
 use std::time::Instant;
 
 /// A pending branch: a graph to continue, and possibly a write whose backward
@@ -51,6 +51,14 @@ struct Explorer<'a, D, V> {
     stack: Vec<Item>,
     start: Instant,
     stop: bool,
+    /// Reference-count updates commute (their order is not explored) until
+    /// the program could observe that order: a plain access to a count, or a
+    /// SeqCst fence (whose order follows theirs) in the same execution, or the
+    /// SC model. Then the exploration restarts with them as plain RMWs.
+    commute: bool,
+    /// Locations that some graph updated as a reference count.
+    refcount_locs: Vec<bool>,
+    restart: bool,
 }
 
 /// Explores every consistent execution of the program `driver` describes.
@@ -65,9 +73,23 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         stack: vec![Item { g, written: None }],
         start,
         stop: false,
+        commute: config.commute_refcounts && config.model != c11check_model::Model::Sc,
+        refcount_locs: Vec::new(),
+        restart: false,
     };
     while let Some(item) = ex.stack.pop() {
         ex.run(item.g, item.written);
+        if ex.restart {
+            ex.restart = false;
+            ex.commute = false;
+            ex.stack = vec![Item {
+                g: ex.driver.initial_graph(),
+                written: None,
+            }];
+            ex.stats = Stats::default();
+            ex.visitor.restart();
+            continue;
+        }
         if ex.stop {
             ex.stats.cut = !ex.stack.is_empty();
             break;
@@ -89,12 +111,21 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     self.finish(&g, ending);
                     return;
                 }
+                Pick::Run(_, action)
+                    if self.commute && self.refcount_order_observable(&g, &action) =>
+                {
+                    self.restart = true;
+                    return;
+                }
                 Pick::Run(t, action) => match action {
                     Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. } => {
                         match self.add_read(&mut g, t, action) {
                             Some(id) => {
                                 if g.event(id).is_write() {
                                     self.calc_revisits(&g, id);
+                                }
+                                if self.commute && g.event(id).refcount_class() == Some(true) {
+                                    self.calc_refcount_swaps(&g, id);
                                 }
                             }
                             None => {
@@ -117,6 +148,31 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                 },
             }
+        }
+    }
+
+    /// Whether adding `action` to `g` would let the program observe the order
+    /// of reference-count updates (see `commute`).
+    fn refcount_order_observable(&mut self, g: &ExecutionGraph, action: &Action) -> bool {
+        let has_sc_fence =
+            |g: &ExecutionGraph| g.events().any(|(_, e)| e.is_fence() && e.ord().is_sc());
+        match *action {
+            Action::Fence { ord } if ord.is_sc() => g.events().any(|(_, e)| e.is_refcount()),
+            Action::Rmw { loc, op, .. } if op.is_refcount() => {
+                let i = loc.0 as usize;
+                if self.refcount_locs.len() <= i {
+                    self.refcount_locs.resize(i + 1, false);
+                }
+                self.refcount_locs[i] = true;
+                has_sc_fence(g)
+                    || g.events()
+                        .any(|(_, e)| e.loc() == Some(loc) && !e.is_refcount())
+            }
+            _ => action.loc().is_some_and(|loc| {
+                self.refcount_locs.get(loc.0 as usize) == Some(&true)
+                    && g.events()
+                        .any(|(_, e)| e.loc() == Some(loc) && e.is_refcount())
+            }),
         }
     }
 
@@ -163,7 +219,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 if is_consistent(g, model) {
                     options.push(g.clone());
                 } else if g.event(id).is_rmw()
-                    && steals_from_unsettled_rmw(g, id, w)
+                    && steals_from_unsettled_rmw(g, id, w, self.commute)
                     && Analysis::new_with_loose_rmw(g, model, id).is_ok()
                 {
                     // The RMW reads a write another, still revisitable RMW read:
@@ -192,7 +248,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     fn calc_revisits_with(&mut self, g: &ExecutionGraph, w: EventId, stealing: bool) {
         let model = self.config.model;
         let loc = g.loc_of(w).unwrap();
-        let prefix = g.porf_prefix(w);
+        let commute = self.commute;
+        let prefix = if commute {
+            g.porf_prefix_commuting(w)
+        } else {
+            g.porf_prefix(w)
+        };
         let reads: Vec<EventId> = g
             .events()
             .filter(|(id, e)| {
@@ -201,6 +262,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     && e.is_read()
                     && e.revisitable
                     && !prefix.contains(*id)
+                    && !(commute && e.is_refcount())
             })
             .map(|(id, _)| id)
             .collect();
@@ -244,7 +306,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 let mut g2 = base.clone();
                 g2.set_rf(r, w);
                 g2.event_mut(r).spurious_fail = sp;
-                if !repair_dangling_reads(&mut g2, r, model) {
+                if (commute && !relink_refcounts(g, &mut g2))
+                    || !repair_dangling_reads(&mut g2, r, model)
+                {
                     continue;
                 }
                 for (id, _) in g.events() {
@@ -285,13 +349,50 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         discarded.sort_unstable();
         let mut view = keep.clone();
         view.0[r.thread as usize] = r.index;
+        let refcount_chains: Vec<Vec<EventId>> = if !self.commute {
+            Vec::new()
+        } else {
+            g.refcount_locs()
+                .into_iter()
+                .filter_map(|l| g.rmw_chain(l))
+                .collect()
+        };
         for (_, e) in discarded {
             let ev = g.event(e);
-            if let Some(src) = ev.rf {
+            if self.commute && ev.is_refcount() {
+                // Re-run, it would extend the count's chain: what it tells its
+                // thread is fixed by the updates before it, in any order.
+                let loc = ev.loc().unwrap();
+                let mut count = g.init_value(loc);
+                for (id, u) in g.events() {
+                    if id != w && view.contains(id) && u.loc() == Some(loc) && u.is_refcount() {
+                        let Action::Rmw { op, operand, .. } = u.action else {
+                            unreachable!()
+                        };
+                        count = op.apply(count, operand);
+                    }
+                }
+                let mut appended = ev.clone();
+                appended.read_val = count;
+                if appended.refcount_class() != ev.refcount_class() {
+                    return false;
+                }
+            } else if let Some(src) = ev.rf {
                 if ev.spurious_fail || !(src.is_init() || view.contains(src)) || src == w {
                     return false;
                 }
                 let mut h = g.restrict(&view);
+                for chain in &refcount_chains {
+                    let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != w).collect();
+                    h.relink_chain(&order);
+                    if let Some(i) = chain.iter().position(|&x| x == w) {
+                        let before = chain[..i]
+                            .iter()
+                            .rev()
+                            .find(|&&x| x.is_init() || h.contains(x));
+                        h.set_rf(w, *before.unwrap());
+                    }
+                }
                 match g.event(w).action.read_half() {
                     Some(load) => {
                         let half = h.event_mut(w);
@@ -307,6 +408,99 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             view.include(e);
         }
         true
+    }
+
+    /// Reference-count decrement `d` released the last reference. Each earlier
+    /// decrement `e` that `d` does not depend on could have been the last one
+    /// instead: that execution moves `e` to the end of the count's
+    /// modification order (it reads `d`), keeps the events added before `e`
+    /// and `d`'s prefix (with every other update), and re-runs the rest. Updates between `e` and `d`
+    /// only see their count shift, which they cannot observe, so this is the
+    /// only reordering of updates explored: one execution per choice of the
+    /// last decrement, not one per order.
+    fn calc_refcount_swaps(&mut self, g: &ExecutionGraph, d: EventId) {
+        let model = self.config.model;
+        let loc = g.loc_of(d).unwrap();
+        let Some(chain) = g.rmw_chain(loc) else {
+            return;
+        };
+        if chain.last() != Some(&d) {
+            return;
+        }
+        // A value someone else reads must not shift: stop at the first update
+        // (from the end) that is not a reference-count update or that a plain
+        // read or CAS reads.
+        let observed = |x: EventId| g.events().any(|(_, r)| r.rf == Some(x) && !r.is_refcount());
+        for i in (1..chain.len() - 1).rev() {
+            let e = chain[i];
+            let ev = g.event(e);
+            if !ev.is_refcount() || observed(e) {
+                break;
+            }
+            if !matches!(
+                ev.action,
+                Action::Rmw {
+                    op: RmwOp::RefDec,
+                    ..
+                }
+            ) || !ev.revisitable
+            {
+                continue;
+            }
+            // Every other update stays before `d`: its prefix is taken with the
+            // chain relinked without `e`.
+            let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != e).collect();
+            let mut relinked = g.clone();
+            relinked.relink_chain(&order);
+            let prefix = relinked.porf_prefix(d);
+            if prefix.contains(e) {
+                continue;
+            }
+            let estamp = ev.stamp;
+            let mut keep = View(
+                (0..g.num_threads() as u32)
+                    .map(|t| {
+                        g.thread_events(t)
+                            .iter()
+                            .take_while(|x| x.stamp < estamp)
+                            .count() as u32
+                    })
+                    .collect(),
+            );
+            keep.include(e);
+            for (t, &n) in prefix.0.iter().enumerate() {
+                keep.0[t] = keep.0[t].max(n);
+            }
+            if !self.maximal_extension(g, &keep, e, d) {
+                continue;
+            }
+            let mut g2 = g.restrict(&keep);
+            g2.relink_chain(&order);
+            g2.set_rf(e, d);
+            if g2.event(e).refcount_class() != Some(true)
+                || g2.event(d).refcount_class() != Some(false)
+                || !classes_kept(g, &g2, e)
+                || !repair_dangling_reads(&mut g2, e, model)
+            {
+                continue;
+            }
+            // Only what `d` really depends on is settled; the other updates
+            // were kept for their count alone.
+            let settled = g2.porf_prefix_commuting(d);
+            for (id, _) in g.events() {
+                if settled.contains(id) && g2.contains(id) {
+                    g2.event_mut(id).revisitable = false;
+                }
+            }
+            if !is_consistent(&g2, model) {
+                continue;
+            }
+            self.stats.revisits += 1;
+            self.stack.push(Item {
+                g: g2,
+                written: Some(e),
+            });
+        }
     }
 
     fn finish(&mut self, g: &ExecutionGraph, ending: Ending) {
@@ -358,6 +552,30 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             self.stop = true;
         }
     }
+}
+
+/// Relinks the reference-count chains of `g2` (a restriction of `g`, where
+/// updates may have been removed) in `g`'s order; false when that changes what
+/// an update that something kept depends on told its thread (see [`classes_kept`]).
+fn relink_refcounts(g: &ExecutionGraph, g2: &mut ExecutionGraph) -> bool {
+    for loc in g.refcount_locs() {
+        if let Some(chain) = g.rmw_chain(loc) {
+            g2.relink_chain(&chain);
+        }
+    }
+    classes_kept(g, g2, EventId::init(c11check_model::Loc(0)))
+}
+
+/// Whether every reference-count update of `g2` other than `moved` that is
+/// not last in its thread tells its thread what it did in `g` (updates whose
+/// class changes are re-run, like reads whose source was removed).
+fn classes_kept(g: &ExecutionGraph, g2: &ExecutionGraph, moved: EventId) -> bool {
+    g2.events().all(|(id, e)| {
+        id == moved
+            || !e.is_refcount()
+            || id.index + 1 == g2.thread_len(id.thread)
+            || e.refcount_class() == g.event(id).refcount_class()
+    })
 }
 
 /// Gives every read whose source was removed by a revisit (other than `r`) its
@@ -488,9 +706,21 @@ fn may_fail_spuriously(g: &ExecutionGraph, e: EventId, w: EventId) -> bool {
 
 /// Whether RMW `e` reading `w` conflicts only with another RMW that read `w` and
 /// may still be revisited (it is revisitable and not in `e`'s prefix).
-fn steals_from_unsettled_rmw(g: &ExecutionGraph, e: EventId, w: EventId) -> bool {
-    let prefix = g.porf_prefix(e);
+/// Reference-count updates never take each other's place (their order is not
+/// explored).
+fn steals_from_unsettled_rmw(g: &ExecutionGraph, e: EventId, w: EventId, commute: bool) -> bool {
+    let prefix = if commute {
+        g.porf_prefix_commuting(e)
+    } else {
+        g.porf_prefix(e)
+    };
+    let refcount = commute && g.event(e).is_refcount();
     g.events().any(|(id, x)| {
-        id != e && x.rf == Some(w) && x.is_rmw() && x.revisitable && !prefix.contains(id)
+        id != e
+            && x.rf == Some(w)
+            && x.is_rmw()
+            && !(refcount && x.is_refcount())
+            && x.revisitable
+            && !prefix.contains(id)
     })
 }

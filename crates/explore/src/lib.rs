@@ -115,6 +115,11 @@ pub struct Config {
     pub max_executions: Option<u64>,
     /// Stop after this much time.
     pub time_budget: Option<Duration>,
+    /// Explore one order of reference-count updates per choice of the last
+    /// decrement (see [`exhaustive`]); a front end that knows the order is
+    /// observable turns this off (the explorer also finds out by itself, and
+    /// starts over).
+    pub commute_refcounts: bool,
 }
 
 impl Config {
@@ -124,6 +129,7 @@ impl Config {
             observed: Vec::new(),
             max_executions: None,
             time_budget: None,
+            commute_refcounts: true,
         }
     }
 }
@@ -171,6 +177,10 @@ pub struct Execution<'a> {
 /// Receives executions; returning `false` stops the exploration.
 pub trait Visitor {
     fn visit(&mut self, exec: &Execution<'_>) -> bool;
+    /// The exploration starts over (it found the order of reference-count
+    /// updates observable, see [`exhaustive`]): executions visited so far will
+    /// be visited again. Each was a real execution.
+    fn restart(&mut self) {}
 }
 
 impl<F: FnMut(&Execution<'_>) -> bool> Visitor for F {

@@ -14,6 +14,10 @@ pub struct LitmusTest {
     pub condition: Condition,
     /// Extra keys named by a `locations [...]` line.
     pub extra_keys: Vec<Key>,
+    /// Whether the order of reference-count updates (`atomic_refcount_*`) can
+    /// matter: a count is also accessed another way, or a SeqCst fence is
+    /// ordered with them. The explorer then explores their orders.
+    pub refcount_order_observable: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

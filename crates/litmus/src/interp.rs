@@ -6,7 +6,7 @@
 
 use crate::ast::*;
 use c11check_explore::Driver;
-use c11check_model::{Action, BlockReason, ExecutionGraph, Loc, MemOrder, Value, Width};
+use c11check_model::{Action, BlockReason, ExecutionGraph, Loc, MemOrder, RmwOp, Value, Width};
 
 /// What the oracle answers for a visible operation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -204,14 +204,20 @@ impl Interp<'_> {
             Expr::Rmw { loc, op, val, ord } => {
                 let loc = self.loc(loc)?;
                 let operand = self.eval(val)?;
-                self.ask(Action::Rmw {
-                    loc,
-                    ord: *ord,
-                    op: *op,
-                    operand,
-                    width: Width::I64,
-                })?
-                .val
+                let read = self
+                    .ask(Action::Rmw {
+                        loc,
+                        ord: *ord,
+                        op: *op,
+                        operand,
+                        width: Width::I64,
+                    })?
+                    .val;
+                match op {
+                    RmwOp::RefDec => (read == 1) as Value,
+                    RmwOp::RefInc => (read == 0) as Value,
+                    _ => read,
+                }
             }
             Expr::Cas {
                 loc,

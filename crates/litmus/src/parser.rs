@@ -68,12 +68,16 @@ pub fn parse(src: &str) -> Result<LitmusTest, ParseError> {
                 prop: Prop::True,
             },
             extra_keys: Vec::new(),
+            refcount_order_observable: false,
         },
         locals: Vec::new(),
         params: Vec::new(),
         arrays: Vec::new(),
+        accesses: Vec::new(),
+        sc_fence: false,
     };
     p.file()?;
+    p.test.refcount_order_observable = p.refcount_order_observable();
     Ok(p.test)
 }
 
@@ -87,6 +91,11 @@ struct Parser {
     params: Vec<String>,
     /// Arrays declared in the init block: name and length.
     arrays: Vec<(String, u32)>,
+    /// Each access to a location: its base, and whether it is a
+    /// reference-count update.
+    accesses: Vec<(u32, bool)>,
+    /// Whether some thread has a SeqCst fence.
+    sc_fence: bool,
 }
 
 const TYPE_WORDS: &[&str] = &[
@@ -430,6 +439,7 @@ impl Parser {
             self.expect_punct("=")?;
             let e = self.expr()?;
             self.expect_punct(";")?;
+            self.accesses.push((loc, false));
             out.push(Stmt::StoreNa(loc, e));
             return Ok(());
         }
@@ -572,7 +582,10 @@ impl Parser {
         if self.eat_punct("*") {
             let name = self.ident("a location after '*'")?;
             return match self.param(&name) {
-                Some(loc) => Ok(Expr::LoadNa(loc)),
+                Some(loc) => {
+                    self.accesses.push((loc, false));
+                    Ok(Expr::LoadNa(loc))
+                }
                 None => self.unsupported(&format!(
                     "'*{name}': '{name}' is not a parameter of this thread"
                 )),
@@ -754,11 +767,28 @@ impl Parser {
             }
             "atomic_thread_fence" => {
                 let o = self.order_arg()?;
+                self.sc_fence |= o.is_sc();
                 Expr::Fence(o)
             }
             "spin_lock" => Expr::Lock(self.loc_arg()?),
             "spin_unlock" => Expr::Unlock(self.loc_arg()?),
             "spin_trylock" => Expr::TryLock(self.loc_arg()?),
+            // A reference count as `Arc` keeps it: relaxed increments, release
+            // decrements; the decrement's value is 1 when it released the last
+            // reference, else 0 (nothing more may be learnt from them).
+            "atomic_refcount_inc" | "atomic_refcount_dec" => {
+                let inc = base == "atomic_refcount_inc";
+                Expr::Rmw {
+                    loc: self.loc_arg()?,
+                    op: if inc { RmwOp::RefInc } else { RmwOp::RefDec },
+                    val: Box::new(Expr::Int(1)),
+                    ord: if inc {
+                        MemOrder::Relaxed
+                    } else {
+                        MemOrder::Release
+                    },
+                }
+            }
             _ => {
                 return Err(ParseError {
                     line,
@@ -768,7 +798,25 @@ impl Parser {
             }
         };
         self.expect_punct(")")?;
+        let access = match &e {
+            Expr::Rmw { loc, op, .. } => Some((loc.base, op.is_refcount())),
+            Expr::Load { loc, .. } | Expr::Store { loc, .. } | Expr::Cas { loc, .. } => {
+                Some((loc.base, false))
+            }
+            Expr::Lock(loc) | Expr::Unlock(loc) | Expr::TryLock(loc) => Some((loc.base, false)),
+            _ => None,
+        };
+        if let Some((base, refcount)) = access {
+            self.accesses.push((base, refcount));
+        }
         Ok(e)
+    }
+
+    /// See [`LitmusTest::refcount_order_observable`].
+    fn refcount_order_observable(&self) -> bool {
+        let refcount = |b: u32| self.accesses.iter().any(|&(x, r)| r && x == b);
+        self.accesses.iter().any(|&(_, r)| r)
+            && (self.sc_fence || self.accesses.iter().any(|&(b, r)| !r && refcount(b)))
     }
 
     fn key(&mut self) -> Result<Key, ParseError> {

@@ -253,6 +253,7 @@ pub fn run_test_with(
     config.observed = observed;
     config.max_executions = opts.max_executions;
     config.time_budget = opts.time_budget;
+    config.commute_refcounts = !test.refcount_order_observable;
     let mut program = LitmusProgram {
         test,
         loop_bound: opts.loop_bound,

@@ -147,6 +147,13 @@ pub enum RmwOp {
     UMin,
     /// Exchange: the new value is the operand.
     Xchg,
+    /// A reference-count increment (adds one). Reference-count updates
+    /// commute: the explorer does not tell apart executions that differ only
+    /// in their order, so a front end may use them only where the program looks
+    /// at nothing but whether a decrement read 1 (see [`Event::refcount_class`]).
+    RefInc,
+    /// A reference-count decrement (subtracts one); see [`RmwOp::RefInc`].
+    RefDec,
 }
 
 impl RmwOp {
@@ -164,7 +171,13 @@ impl RmwOp {
             RmwOp::UMax => (old as u64).max(operand as u64) as i64,
             RmwOp::UMin => (old as u64).min(operand as u64) as i64,
             RmwOp::Xchg => operand,
+            RmwOp::RefInc => old.wrapping_add(1),
+            RmwOp::RefDec => old.wrapping_sub(1),
         }
+    }
+    /// A reference-count update ([`RmwOp::RefInc`], [`RmwOp::RefDec`]).
+    pub fn is_refcount(self) -> bool {
+        matches!(self, RmwOp::RefInc | RmwOp::RefDec)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -179,6 +192,8 @@ impl RmwOp {
             RmwOp::UMax => "umax",
             RmwOp::UMin => "umin",
             RmwOp::Xchg => "xchg",
+            RmwOp::RefInc => "refinc",
+            RmwOp::RefDec => "refdec",
         }
     }
 }
@@ -416,6 +431,24 @@ impl Event {
                 op, operand, width, ..
             } => Some(width.normalize(op.apply(self.read_val, operand))),
             Action::Cas { new, .. } if self.is_write() => Some(new),
+            _ => None,
+        }
+    }
+    /// A reference-count update (see [`RmwOp::RefInc`]).
+    pub fn is_refcount(&self) -> bool {
+        matches!(self.action, Action::Rmw { op, .. } if op.is_refcount())
+    }
+    /// All a program may learn from a reference-count update: whether a
+    /// decrement released the last reference (read 1), or an increment
+    /// revived a count that was zero. `None` for other events.
+    pub fn refcount_class(&self) -> Option<bool> {
+        match self.action {
+            Action::Rmw {
+                op: RmwOp::RefDec, ..
+            } => Some(self.read_val == 1),
+            Action::Rmw {
+                op: RmwOp::RefInc, ..
+            } => Some(self.read_val == 0),
             _ => None,
         }
     }

@@ -225,8 +225,38 @@ impl ExecutionGraph {
     /// The porf-prefix of `id` (events before it in program order or reads-from,
     /// transitively, including thread creation and join), as a view containing `id`.
     pub fn porf_prefix(&self, id: EventId) -> View {
-        let mut view = View(vec![0; self.threads.len()]);
-        let mut work = vec![id];
+        self.prefix_view(View(vec![0; self.threads.len()]), vec![id], true)
+    }
+
+    /// Like [`Self::porf_prefix`], but a reference-count update reading
+    /// another one does not pull it in: their order is not a dependency (the
+    /// explorer leaves it open, see `RmwOp::RefInc`). Except that an update
+    /// whose class is `true` (a decrement that released the last reference)
+    /// depends on every update before it: all of them make its count.
+    pub fn porf_prefix_commuting(&self, id: EventId) -> View {
+        let mut view = self.prefix_view(View(vec![0; self.threads.len()]), vec![id], false);
+        loop {
+            let mut more = Vec::new();
+            for (x, e) in self.events() {
+                if !view.contains(x) || e.refcount_class() != Some(true) {
+                    continue;
+                }
+                let mut src = e.rf;
+                while let Some(w) = src.filter(|w| !w.is_init()) {
+                    if !view.contains(w) {
+                        more.push(w);
+                    }
+                    src = self.event(w).rf.filter(|_| self.event(w).is_refcount());
+                }
+            }
+            if more.is_empty() {
+                return view;
+            }
+            view = self.prefix_view(view, more, false);
+        }
+    }
+
+    fn prefix_view(&self, mut view: View, mut work: Vec<EventId>, refcount_rf: bool) -> View {
         while let Some(x) = work.pop() {
             let t = x.thread as usize;
             let from = view.0[t];
@@ -241,7 +271,9 @@ impl ExecutionGraph {
             for i in from..=x.index {
                 let e = &self.threads[t].events[i as usize];
                 if let Some(w) = e.rf {
-                    if !w.is_init() {
+                    if !w.is_init()
+                        && (refcount_rf || !(e.is_refcount() && self.event(w).is_refcount()))
+                    {
                         work.push(w);
                     }
                 }
@@ -254,6 +286,50 @@ impl ExecutionGraph {
             }
         }
         view
+    }
+
+    /// The writes to `loc` in modification order when they form one chain of
+    /// RMWs (the initial write, then each RMW reading the one before); `None`
+    /// when some write to `loc` is not in such a chain.
+    pub fn rmw_chain(&self, loc: Loc) -> Option<Vec<EventId>> {
+        let mut chain = vec![EventId::init(loc)];
+        let mut writes = 0;
+        let mut next: Vec<(EventId, EventId)> = Vec::new();
+        for (id, e) in self.events() {
+            if e.loc() == Some(loc) && e.is_write() {
+                writes += 1;
+                next.push((e.rf?, id));
+            }
+        }
+        while let Some(&(_, n)) = next.iter().find(|(src, _)| *src == *chain.last().unwrap()) {
+            chain.push(n);
+        }
+        (chain.len() == writes + 1).then_some(chain)
+    }
+
+    /// Makes the events of `order` (an RMW chain, see [`Self::rmw_chain`])
+    /// that are in the graph each read the previous one present, the initial
+    /// write first, and recomputes the values they read.
+    pub fn relink_chain(&mut self, order: &[EventId]) {
+        let mut prev = order[0];
+        for &e in &order[1..] {
+            if self.contains(e) {
+                self.set_rf(e, prev);
+                prev = e;
+            }
+        }
+    }
+
+    /// The locations that reference-count updates touch.
+    pub fn refcount_locs(&self) -> Vec<Loc> {
+        let mut locs: Vec<Loc> = self
+            .events()
+            .filter(|(_, e)| e.is_refcount())
+            .filter_map(|(_, e)| e.loc())
+            .collect();
+        locs.sort_unstable();
+        locs.dedup();
+        locs
     }
 
     /// The graph restricted to the events of `keep` (stamps and flags unchanged).

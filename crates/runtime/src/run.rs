@@ -103,6 +103,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                 observed: Vec::new(),
                 max_executions: cfg.max_executions,
                 time_budget: cfg.time_budget,
+                commute_refcounts: true,
             };
             let stats = match cfg.strategy {
                 Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),

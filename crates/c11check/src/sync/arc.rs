@@ -2,14 +2,21 @@
 //! are relaxed increments, drops release decrements, and the last one is
 //! followed by an acquire fence, as in std), so the destructor of the shared
 //! value happens after every other owner's last use.
+//!
+//! Clones and drops are reference-count updates (`RmwOp::RefInc/RefDec`):
+//! the explorer runs one order of them per choice of the last owner, not
+//! every order (which nothing in the program can tell apart). Reading the
+//! count (`strong_count`, `get_mut`, `try_unwrap`, `Weak::upgrade`) makes
+//! the order observable; the explorer then starts over exploring every order.
 
-use super::atomic::{fence, AtomicUsize, Ordering};
+use super::atomic::{fence, Ordering, Word};
+use c11check_model::{MemOrder, RmwOp, Width};
 use std::cell::UnsafeCell;
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 
 struct Inner<T: ?Sized> {
-    strong: AtomicUsize,
+    strong: Word,
     value: UnsafeCell<ManuallyDrop<T>>,
 }
 
@@ -40,7 +47,7 @@ impl<T> Arc<T> {
     pub fn new(value: T) -> Self {
         let a = Arc {
             inner: std::sync::Arc::new(Inner {
-                strong: AtomicUsize::new(1),
+                strong: Word::new(1, Width::U64),
                 value: UnsafeCell::new(ManuallyDrop::new(value)),
             }),
         };
@@ -52,10 +59,10 @@ impl<T> Arc<T> {
     /// The value, if this is the only owner.
     #[track_caller]
     pub fn try_unwrap(this: Self) -> Result<T, Self> {
-        if this
-            .inner
-            .strong
-            .compare_exchange(1, 0, Ordering::Relaxed, Ordering::Relaxed)
+        let site = std::panic::Location::caller();
+        let strong = &this.inner.strong;
+        if strong
+            .cas(1, 0, MemOrder::Relaxed, MemOrder::Relaxed, false, site)
             .is_err()
         {
             return Err(this);
@@ -90,12 +97,13 @@ impl<T: ?Sized> Arc<T> {
     }
     #[track_caller]
     pub fn strong_count(this: &Self) -> usize {
-        this.inner.strong.load(Ordering::Acquire)
+        let site = std::panic::Location::caller();
+        this.inner.strong.load(MemOrder::Acquire, site) as usize
     }
     /// Mutable access if this is the only owner.
     #[track_caller]
     pub fn get_mut(this: &mut Self) -> Option<&mut T> {
-        if this.inner.strong.load(Ordering::Acquire) == 1 {
+        if Arc::strong_count(this) == 1 {
             // SAFETY: the only owner; `this` is borrowed mutably.
             Some(unsafe { &mut **this.inner.value.get() })
         } else {
@@ -119,7 +127,8 @@ impl<T: ?Sized> Deref for Arc<T> {
 impl<T: ?Sized> Clone for Arc<T> {
     #[track_caller]
     fn clone(&self) -> Self {
-        self.inner.strong.fetch_add(1, Ordering::Relaxed);
+        let site = std::panic::Location::caller();
+        (self.inner.strong).rmw(RmwOp::RefInc, 1, MemOrder::Relaxed, site);
         Arc {
             inner: self.inner.clone(),
         }
@@ -133,7 +142,8 @@ impl<T: ?Sized> Drop for Arc<T> {
             // closure): nothing to check; the shared value is leaked.
             return;
         }
-        if self.inner.strong.fetch_sub(1, Ordering::Release) == 1 {
+        let site = std::panic::Location::caller();
+        if (self.inner.strong).rmw(RmwOp::RefDec, 1, MemOrder::Release, site) == 1 {
             fence(Ordering::Acquire);
             c11check_runtime::track_free(self.key());
             // SAFETY: the modelled count reached zero: this is the last owner
@@ -148,15 +158,13 @@ impl<T: ?Sized> Weak<T> {
     #[track_caller]
     pub fn upgrade(&self) -> Option<Arc<T>> {
         let inner = self.inner.upgrade()?;
-        let mut n = inner.strong.load(Ordering::Relaxed);
+        let site = std::panic::Location::caller();
+        let mut n = inner.strong.load(MemOrder::Relaxed, site);
         loop {
             if n == 0 {
                 return None;
             }
-            match inner
-                .strong
-                .compare_exchange_weak(n, n + 1, Ordering::Acquire, Ordering::Relaxed)
-            {
+            match (inner.strong).cas(n, n + 1, MemOrder::Acquire, MemOrder::Relaxed, true, site) {
                 Ok(_) => return Some(Arc { inner }),
                 Err(m) => n = m,
             }
