@@ -9,6 +9,7 @@ pub mod bits;
 pub mod consistency;
 pub mod event;
 pub mod graph;
+pub mod live;
 
 pub use consistency::{check, is_consistent, Analysis, Inconsistency, Model};
 pub use event::{

@@ -1,0 +1,996 @@
+//! The operational memory of C11Tester (c11tester.md §4, §6), for long random
+//! executions: no execution graph is kept, each access is answered at once.
+//!
+//! * Happens-before is tracked with vector clocks per thread, plus a
+//!   release-fence and an acquire-fence clock per thread and a *release view*
+//!   per store (what an acquire reading it, or reading an RMW that continues
+//!   its release sequence, synchronises with; C++20 release sequences).
+//! * Modification order is a constraint graph (the *mo-graph*): nodes are
+//!   stores, edges are the constraints coherence imposes, and each node has a
+//!   clock vector that answers "is `a` mo-before `b`" in one comparison. An
+//!   RMW is linked to the store it read so nothing comes between them.
+//! * A load picks at random among the stores its thread's view does not hide
+//!   (the may-read-from set, Fig. 12) one whose *prior set* (the stores that
+//!   must precede it once read, Fig. 13) it does not precede: no rollback.
+//! * SeqCst operations are ordered by execution order (C11Tester's fragment:
+//!   hb ∪ sc ∪ rf is acyclic), which is stronger than C++20's psc: some
+//!   SeqCst behaviours the exhaustive explorer finds are not produced.
+//! * Memory stays bounded: [`LiveMemory::prune`] drops the stores no thread
+//!   can read any more (each thread's *floor* at a location, the stores it
+//!   must not read older than, is after them in mo) and the access records no
+//!   view can reach, so a writer doing millions of stores while a reader
+//!   reads needs memory for the stores the reader has not passed yet.
+
+use crate::{Loc, MemOrder, RmwOp, Value, Width};
+use std::collections::{HashMap, VecDeque};
+
+type NodeId = u64;
+
+/// Clock slot of initial values; thread `t` uses slot `t + 1`.
+const INIT_SLOT: usize = 0;
+
+fn get(v: &[u64], i: usize) -> u64 {
+    v.get(i).copied().unwrap_or(0)
+}
+
+fn join_into(dst: &mut Vec<u64>, src: &[u64]) -> bool {
+    if dst.len() < src.len() {
+        dst.resize(src.len(), 0);
+    }
+    let mut changed = false;
+    for (d, &s) in dst.iter_mut().zip(src) {
+        if s > *d {
+            *d = s;
+            changed = true;
+        }
+    }
+    changed
+}
+
+fn leq(a: &[u64], b: &[u64]) -> bool {
+    a.iter().enumerate().all(|(i, &x)| x <= get(b, i))
+}
+
+/// A store (or RMW, or initial value) in the mo-graph.
+struct Node {
+    slot: usize,
+    seq: u64,
+    val: Value,
+    sc: bool,
+    /// What an acquire that reads this store synchronises with.
+    release_view: Option<Box<[u64]>>,
+    /// The storing thread's clock (SeqCst stores only: for "X hb S").
+    hb_view: Option<Box<[u64]>>,
+    /// mo-graph clock vector: `a` is mo-before-or-equal `b` iff
+    /// `a.seq <= b.cv[a.slot]`.
+    cv: Vec<u64>,
+    edges: Vec<NodeId>,
+    /// The RMW that read this store (it follows immediately in mo).
+    rmw: Option<NodeId>,
+}
+
+/// One access of a thread to a location.
+#[derive(Clone, Copy)]
+struct Entry {
+    seq: u64,
+    /// The store written (stores, RMWs) or read (loads).
+    write: NodeId,
+    store: bool,
+    sc: bool,
+}
+
+struct LocState {
+    /// Per clock slot, the accesses in execution order (pruned).
+    per_slot: Vec<VecDeque<Entry>>,
+    /// The store entries of `per_slot` alone (what may-read-from scans).
+    stores: Vec<VecDeque<Entry>>,
+    last_sc_store: Option<NodeId>,
+}
+
+struct ThreadState {
+    clock: Vec<u64>,
+    frel: Vec<u64>,
+    facq: Vec<u64>,
+    /// Sequence numbers of the thread's SeqCst fences.
+    sc_fences: Vec<u64>,
+    running: bool,
+    /// Waiting to join this thread: it will only read after it has seen all
+    /// that thread did, so pruning need not keep what it could read now.
+    joining: Option<u32>,
+}
+
+/// Counts for benchmarks and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveStats {
+    /// Events performed.
+    pub events: u64,
+    /// Stores currently in the mo-graph.
+    pub live_stores: usize,
+    /// Most stores ever in the mo-graph at once.
+    pub peak_stores: usize,
+    /// Stores dropped by pruning.
+    pub pruned: u64,
+}
+
+/// The state of one random execution under C11Tester's operational model.
+pub struct LiveMemory {
+    seq: u64,
+    sc_model: bool,
+    threads: Vec<ThreadState>,
+    locs: Vec<LocState>,
+    nodes: HashMap<NodeId, Node>,
+    stats: LiveStats,
+    /// Prune when the mo-graph has this many stores (see [`Self::prune`]).
+    prune_at: usize,
+    /// Smallest `prune_at` (pruning at least this often keeps memory flat).
+    prune_min: usize,
+}
+
+impl LiveMemory {
+    /// An empty memory with one thread (0). With `sc_model` every access is
+    /// SeqCst.
+    pub fn new(sc_model: bool) -> Self {
+        let mut m = LiveMemory {
+            seq: 0,
+            sc_model,
+            threads: Vec::new(),
+            locs: Vec::new(),
+            nodes: HashMap::new(),
+            stats: LiveStats::default(),
+            prune_at: 4096,
+            prune_min: 4096,
+        };
+        m.add_thread(None);
+        m
+    }
+
+    /// Prunes whenever the mo-graph holds `n` stores more than after the last
+    /// pruning (`1` prunes after every store: for tests).
+    pub fn set_prune_interval(&mut self, n: usize) {
+        self.prune_min = n.max(1);
+        self.prune_at = self.nodes.len() + self.prune_min;
+    }
+
+    fn maybe_prune(&mut self) {
+        if self.nodes.len() >= self.prune_at {
+            self.prune();
+            self.prune_at = self.nodes.len() + self.prune_min.max(self.nodes.len());
+        }
+    }
+
+    pub fn stats(&self) -> LiveStats {
+        let mut s = self.stats;
+        s.live_stores = self.nodes.len();
+        s
+    }
+
+    /// A new location holding `init`.
+    pub fn add_loc(&mut self, init: Value) -> Loc {
+        let loc = Loc(self.locs.len() as u32);
+        let id = u64::MAX - loc.0 as u64;
+        self.nodes.insert(
+            id,
+            Node {
+                slot: INIT_SLOT,
+                // Every store gets an explicit edge from it (so an RMW that
+                // reads it stays first); 1 so that this edge is not implied.
+                seq: 1,
+                val: init,
+                sc: false,
+                release_view: None,
+                hb_view: None,
+                cv: vec![1],
+                edges: Vec::new(),
+                rmw: None,
+            },
+        );
+        let mut per_slot = vec![VecDeque::new()];
+        per_slot[INIT_SLOT].push_back(Entry {
+            seq: 0,
+            write: id,
+            store: true,
+            sc: false,
+        });
+        self.locs.push(LocState {
+            stores: per_slot.clone(),
+            per_slot,
+            last_sc_store: None,
+        });
+        loc
+    }
+
+    pub fn num_locs(&self) -> usize {
+        self.locs.len()
+    }
+
+    /// A new thread; it starts after everything `parent` did so far.
+    pub fn add_thread(&mut self, parent: Option<u32>) -> u32 {
+        let t = self.threads.len() as u32;
+        let clock = match parent {
+            Some(p) => {
+                self.tick(p);
+                self.threads[p as usize].clock.clone()
+            }
+            None => Vec::new(),
+        };
+        self.threads.push(ThreadState {
+            clock,
+            frel: Vec::new(),
+            facq: Vec::new(),
+            sc_fences: Vec::new(),
+            running: true,
+            joining: None,
+        });
+        self.tick(t);
+        t
+    }
+
+    /// Thread `t` ended.
+    pub fn finish(&mut self, t: u32) {
+        self.tick(t);
+        self.threads[t as usize].running = false;
+    }
+
+    /// Thread `t` waits to join `child` (see [`ThreadState::joining`]).
+    pub fn wait_join(&mut self, t: u32, child: u32) {
+        self.threads[t as usize].joining = Some(child);
+    }
+
+    /// Thread `t` joined `child` (which has finished).
+    pub fn join(&mut self, t: u32, child: u32) {
+        self.threads[t as usize].joining = None;
+        self.tick(t);
+        let c = self.threads[child as usize].clock.clone();
+        join_into(&mut self.threads[t as usize].clock, &c);
+    }
+
+    fn tick(&mut self, t: u32) -> u64 {
+        self.seq += 1;
+        self.stats.events += 1;
+        let slot = t as usize + 1;
+        let c = &mut self.threads[t as usize].clock;
+        if c.len() <= slot {
+            c.resize(slot + 1, 0);
+        }
+        c[slot] = self.seq;
+        self.seq
+    }
+
+    fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[&id]
+    }
+
+    /// Whether `a` is mo-before `b` or is `b`.
+    fn reaches(&self, a: NodeId, b: NodeId) -> bool {
+        let (na, nb) = (self.node(a), self.node(b));
+        na.seq <= get(&nb.cv, na.slot)
+    }
+
+    /// Whether store `x` happens before the point `clock` describes
+    /// (initial values happen before everything).
+    fn hb_in(x: &Node, clock: &[u64]) -> bool {
+        x.slot == INIT_SLOT || x.seq <= get(clock, x.slot)
+    }
+
+    fn merge(&mut self, dst: NodeId, src: NodeId) -> bool {
+        let [Some(d), Some(s)] = self.nodes.get_disjoint_mut([&dst, &src]) else {
+            return false;
+        };
+        if leq(&s.cv, &d.cv) {
+            return false;
+        }
+        join_into(&mut d.cv, &s.cv);
+        true
+    }
+
+    /// Where an edge from `a` really starts: the end of the chain of RMWs
+    /// that follow `a` immediately (stopping before `to`).
+    fn rmw_end(&self, mut a: NodeId, to: NodeId) -> NodeId {
+        while let Some(next) = self.node(a).rmw {
+            if next == to || !self.nodes.contains_key(&next) {
+                break;
+            }
+            a = next;
+        }
+        a
+    }
+
+    /// Fig. 6 ADDEDGE: `from` is mo-before `to`.
+    fn add_edge(&mut self, mut from: NodeId, to: NodeId) {
+        if from == to || !self.nodes.contains_key(&from) {
+            return;
+        }
+        let must = self.node(from).rmw == Some(to)
+            || (self.node(from).slot == self.node(to).slot && self.node(from).slot != INIT_SLOT);
+        if !must && self.reaches(from, to) {
+            return;
+        }
+        while let Some(next) = self.node(from).rmw {
+            if next == to || !self.nodes.contains_key(&next) {
+                break;
+            }
+            from = next;
+        }
+        let f = self.nodes.get_mut(&from).unwrap();
+        if !f.edges.contains(&to) {
+            f.edges.push(to);
+        }
+        if self.merge(to, from) {
+            let mut queue = vec![to];
+            while let Some(n) = queue.pop() {
+                let edges = self.node(n).edges.clone();
+                for d in edges {
+                    if self.nodes.contains_key(&d) && self.merge(d, n) {
+                        queue.push(d);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fig. 6 ADDRMWEDGE: RMW `rmw` read `from`.
+    fn add_rmw_edge(&mut self, loc: Loc, from: NodeId, rmw: NodeId) {
+        let mut moved: Vec<NodeId> = {
+            let f = self.nodes.get_mut(&from).unwrap();
+            f.rmw = Some(rmw);
+            std::mem::take(&mut f.edges)
+        };
+        if self.node(from).slot == INIT_SLOT {
+            // Stores after the initial value only implicitly come after the
+            // RMW that read it.
+            moved.extend(
+                self.locs[loc.0 as usize]
+                    .stores
+                    .iter()
+                    .flatten()
+                    .map(|e| e.write)
+                    .filter(|&w| w != from && self.nodes.contains_key(&w)),
+            );
+        }
+        let r = self.nodes.get_mut(&rmw).unwrap();
+        r.edges.extend(moved.into_iter().filter(|&d| d != rmw));
+        self.add_edge(from, rmw);
+    }
+
+    /// The stores a load (or RMW) of thread `t` may read (Fig. 12), newest
+    /// first per thread; the prior-set check decides among them.
+    fn may_read_from(&self, t: u32, loc: Loc, sc: bool, rmw: bool) -> Vec<NodeId> {
+        let l = &self.locs[loc.0 as usize];
+        let last_sc = if sc { l.last_sc_store } else { None };
+        let clock = &self.threads[t as usize].clock;
+        // The stores this thread must not read older than (its own last
+        // access, and each thread's last access it has seen): a slot's
+        // stores are mo-ordered, so the scan stops at the first one before
+        // any of them.
+        let floors: Vec<NodeId> = l
+            .per_slot
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, list)| Self::last_before(list, get(clock, slot), false, false))
+            .map(|e| e.write)
+            .filter(|w| self.nodes.contains_key(w))
+            .collect();
+        let mut out = Vec::new();
+        for list in &l.stores {
+            for e in list.iter().rev() {
+                let x = self.node(e.write);
+                if floors
+                    .iter()
+                    .any(|&f| f != e.write && x.seq <= get(&self.node(f).cv, x.slot))
+                {
+                    break;
+                }
+                let hidden_by_sc = last_sc.is_some_and(|s| {
+                    let s = self.node(s);
+                    s.seq != x.seq
+                        && ((x.sc && x.seq < s.seq)
+                            || s.hb_view.as_ref().is_some_and(|v| Self::hb_in(x, v)))
+                });
+                if !(hidden_by_sc || rmw && x.rmw.is_some()) {
+                    out.push(e.write);
+                }
+                if Self::hb_in(x, &self.threads[t as usize].clock) {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// The latest entry of `list` with `seq` at most `bound` (`strict`: below).
+    fn last_before(list: &VecDeque<Entry>, bound: u64, strict: bool, store: bool) -> Option<Entry> {
+        let n = list.partition_point(|e| {
+            if strict {
+                e.seq < bound
+            } else {
+                e.seq <= bound
+            }
+        });
+        list.iter()
+            .take(n)
+            .rev()
+            .find(|e| !store || e.store)
+            .copied()
+    }
+
+    /// Fig. 13: the stores that must precede the store read (`read = Some`)
+    /// or written by an access of thread `t` to `loc`.
+    fn prior_set(&self, t: u32, loc: Loc, sc: bool, read: Option<NodeId>) -> Vec<NodeId> {
+        let l = &self.locs[loc.0 as usize];
+        let me = &self.threads[t as usize];
+        let own_fence = me.sc_fences.last().copied();
+        let mut out = Vec::new();
+        if read.is_none() && sc {
+            out.extend(l.last_sc_store);
+        }
+        for (slot, list) in l.per_slot.iter().enumerate() {
+            let mut best: Option<Entry> = None;
+            let mut consider = |e: Option<Entry>| {
+                if let Some(e) = e {
+                    if best.is_none_or(|b| e.seq > b.seq) {
+                        best = Some(e);
+                    }
+                }
+            };
+            if slot != INIT_SLOT {
+                let u = &self.threads[slot - 1];
+                let ft = u.sc_fences.last().copied();
+                // S1: a SeqCst access is after u's stores before u's last SeqCst fence.
+                if let (true, Some(f)) = (sc, ft) {
+                    consider(Self::last_before(list, f, true, true));
+                }
+                if let Some(fl) = own_fence {
+                    // S2: u's SeqCst stores before my last SeqCst fence.
+                    let n = list.partition_point(|e| e.seq < fl);
+                    consider(list.iter().take(n).rev().find(|e| e.store && e.sc).copied());
+                    // S3: u's stores before u's last fence before mine.
+                    let fb = u.sc_fences.iter().rev().find(|&&f| f < fl).copied();
+                    if let Some(fb) = fb {
+                        consider(Self::last_before(list, fb, true, true));
+                    }
+                }
+            }
+            // S4: u's last access that happens before this one.
+            let bound = get(&me.clock, slot);
+            consider(Self::last_before(list, bound, false, false));
+            if let Some(e) = best {
+                if Some(e.write) != read && self.nodes.contains_key(&e.write) {
+                    out.push(e.write);
+                }
+            }
+        }
+        out
+    }
+
+    /// Picks the store a read of thread `t` reads among `cands` (removing
+    /// those that fail), adds the mo edges reading it implies, and applies
+    /// the read's synchronisation. Returns the store.
+    /// For an RMW (`writes`), the stores its write must follow may not
+    /// follow the store read either (nothing comes between the two).
+    #[allow(clippy::too_many_arguments)]
+    fn read_from(
+        &mut self,
+        t: u32,
+        loc: Loc,
+        ord: MemOrder,
+        sc: bool,
+        writes: &dyn Fn(Value) -> bool,
+        mut cands: Vec<NodeId>,
+        choose: &mut dyn FnMut(usize) -> usize,
+    ) -> NodeId {
+        loop {
+            assert!(
+                !cands.is_empty(),
+                "c11check: no store can be read (live memory invariant broken)"
+            );
+            let s = cands.swap_remove(choose(cands.len()));
+            let prior = self.prior_set(t, loc, sc, Some(s));
+            if prior.iter().any(|&a| self.reaches(s, self.rmw_end(a, s))) {
+                continue;
+            }
+            if writes(self.node(s).val)
+                && self.prior_set(t, loc, sc, None).iter().any(|&a| {
+                    let end = self.rmw_end(a, s);
+                    end != s && self.reaches(s, end)
+                })
+            {
+                continue;
+            }
+            for a in prior {
+                self.add_edge(a, s);
+            }
+            if let Some(v) = self.node(s).release_view.clone() {
+                let th = &mut self.threads[t as usize];
+                if ord.is_acquire() {
+                    join_into(&mut th.clock, &v);
+                } else {
+                    join_into(&mut th.facq, &v);
+                }
+            }
+            return s;
+        }
+    }
+
+    fn effective(&self, ord: MemOrder) -> MemOrder {
+        if self.sc_model && ord.is_atomic() {
+            MemOrder::SeqCst
+        } else {
+            ord
+        }
+    }
+
+    fn push_entry(&mut self, t: u32, loc: Loc, e: Entry) {
+        let slot = t as usize + 1;
+        let l = &mut self.locs[loc.0 as usize];
+        if l.per_slot.len() <= slot {
+            l.per_slot.resize_with(slot + 1, VecDeque::new);
+            l.stores.resize_with(slot + 1, VecDeque::new);
+        }
+        l.per_slot[slot].push_back(e);
+        if e.store {
+            l.stores[slot].push_back(e);
+        }
+    }
+
+    /// A new store node of thread `t` (its mo edges still to add).
+    fn new_store(
+        &mut self,
+        t: u32,
+        seq: u64,
+        val: Value,
+        ord: MemOrder,
+        read: Option<NodeId>,
+    ) -> NodeId {
+        let th = &self.threads[t as usize];
+        let mut view: Vec<u64> = if ord.is_release() {
+            th.clock.clone()
+        } else {
+            th.frel.clone()
+        };
+        if let Some(r) = read {
+            if let Some(v) = &self.node(r).release_view {
+                join_into(&mut view, v);
+            }
+        }
+        let slot = t as usize + 1;
+        let mut cv = vec![0; slot + 1];
+        cv[slot] = seq;
+        let node = Node {
+            slot,
+            seq,
+            val,
+            sc: ord.is_sc(),
+            release_view: view.iter().any(|&x| x > 0).then(|| view.into_boxed_slice()),
+            hb_view: ord.is_sc().then(|| th.clock.clone().into_boxed_slice()),
+            cv,
+            edges: Vec::new(),
+            rmw: None,
+        };
+        self.nodes.insert(seq, node);
+        self.stats.peak_stores = self.stats.peak_stores.max(self.nodes.len());
+        seq
+    }
+
+    /// Adds the edges a new store `id` of thread `t` gets (Fig. 13) and records it.
+    fn finish_store(&mut self, t: u32, loc: Loc, id: NodeId, sc: bool) {
+        // After the initial value: implicit (cv) while no RMW has read it,
+        // else an edge from the end of the RMWs that follow it.
+        let init = u64::MAX - loc.0 as u64;
+        if self.node(init).rmw.is_none() {
+            let n = self.nodes.get_mut(&id).unwrap();
+            n.cv[INIT_SLOT] = n.cv[INIT_SLOT].max(1);
+        } else {
+            self.add_edge(init, id);
+        }
+        for a in self.prior_set(t, loc, sc, None) {
+            self.add_edge(a, id);
+        }
+        if sc {
+            self.locs[loc.0 as usize].last_sc_store = Some(id);
+        }
+        self.push_entry(
+            t,
+            loc,
+            Entry {
+                seq: id,
+                write: id,
+                store: true,
+                sc,
+            },
+        );
+    }
+
+    /// An atomic (or plain) load; `choose(n)` picks one of `n` candidates.
+    pub fn load(
+        &mut self,
+        t: u32,
+        loc: Loc,
+        ord: MemOrder,
+        choose: &mut dyn FnMut(usize) -> usize,
+    ) -> Value {
+        self.maybe_prune();
+        let ord = self.effective(ord);
+        let seq = self.tick(t);
+        let sc = ord.is_sc();
+        let cands = self.may_read_from(t, loc, sc, false);
+        let s = self.read_from(t, loc, ord, sc, &|_| false, cands, choose);
+        self.push_entry(
+            t,
+            loc,
+            Entry {
+                seq,
+                write: s,
+                store: false,
+                sc,
+            },
+        );
+        self.node(s).val
+    }
+
+    pub fn store(&mut self, t: u32, loc: Loc, ord: MemOrder, val: Value) {
+        self.maybe_prune();
+        let ord = self.effective(ord);
+        let seq = self.tick(t);
+        let id = self.new_store(t, seq, val, ord, None);
+        self.finish_store(t, loc, id, ord.is_sc());
+    }
+
+    /// The write half of an RMW of thread `t` that read `s` (at `seq`).
+    fn rmw_write(&mut self, t: u32, loc: Loc, seq: u64, s: NodeId, val: Value, ord: MemOrder) {
+        let id = self.new_store(t, seq, val, ord, Some(s));
+        self.add_rmw_edge(loc, s, id);
+        self.finish_store(t, loc, id, ord.is_sc());
+    }
+
+    /// fetch_op / exchange: returns the value read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rmw(
+        &mut self,
+        t: u32,
+        loc: Loc,
+        ord: MemOrder,
+        op: RmwOp,
+        operand: Value,
+        width: Width,
+        choose: &mut dyn FnMut(usize) -> usize,
+    ) -> Value {
+        self.maybe_prune();
+        let ord = self.effective(ord);
+        let seq = self.tick(t);
+        let sc = ord.is_sc();
+        let cands = self.may_read_from(t, loc, sc, true);
+        let s = self.read_from(t, loc, ord.read_half(), sc, &|_| true, cands, choose);
+        let old = self.node(s).val;
+        self.rmw_write(t, loc, seq, s, width.normalize(op.apply(old, operand)), ord);
+        old
+    }
+
+    /// compare_exchange: returns the value read and whether it wrote. A weak
+    /// one fails spuriously when `spurious` says so.
+    #[allow(clippy::too_many_arguments)]
+    pub fn cas(
+        &mut self,
+        t: u32,
+        loc: Loc,
+        expected: Value,
+        new: Value,
+        success: MemOrder,
+        failure: MemOrder,
+        spurious: bool,
+        choose: &mut dyn FnMut(usize) -> usize,
+    ) -> (Value, bool) {
+        self.maybe_prune();
+        let (success, failure) = (self.effective(success), self.effective(failure));
+        let seq = self.tick(t);
+        let sc = success.is_sc();
+        // A CAS that reads the expected value writes, so it may only read a
+        // store no other RMW has read; any other store it reads as a load.
+        let cands: Vec<NodeId> = self
+            .may_read_from(t, loc, sc, false)
+            .into_iter()
+            .filter(|&x| {
+                let n = self.node(x);
+                n.val != expected || n.rmw.is_none() || spurious
+            })
+            .collect();
+        // The read's ordering depends on the outcome: take the success one for
+        // the choice (an acquire failure order is applied below).
+        let writes = |v: Value| v == expected && !spurious;
+        let s = self.read_from(t, loc, MemOrder::Relaxed, sc, &writes, cands, choose);
+        let old = self.node(s).val;
+        let wrote = old == expected && !spurious;
+        let read_ord = if wrote { success.read_half() } else { failure };
+        if read_ord.is_acquire() {
+            if let Some(v) = self.node(s).release_view.clone() {
+                join_into(&mut self.threads[t as usize].clock, &v);
+            }
+        }
+        if wrote {
+            self.rmw_write(t, loc, seq, s, new, success);
+        } else {
+            self.push_entry(
+                t,
+                loc,
+                Entry {
+                    seq,
+                    write: s,
+                    store: false,
+                    sc: failure.is_sc(),
+                },
+            );
+        }
+        (old, wrote)
+    }
+
+    pub fn fence(&mut self, t: u32, ord: MemOrder) {
+        let ord = self.effective(ord);
+        let seq = self.tick(t);
+        let th = &mut self.threads[t as usize];
+        if ord.is_acquire() {
+            let facq = th.facq.clone();
+            join_into(&mut th.clock, &facq);
+        }
+        if ord.is_release() {
+            th.frel = th.clock.clone();
+        }
+        if ord.is_sc() {
+            th.sc_fences.push(seq);
+        }
+    }
+
+    /// Drops the stores no running thread can read any more and the access
+    /// records no present or future view can reach (c11tester.md §7.1,
+    /// conservative mode): every execution the unpruned memory could still
+    /// produce, it still produces.
+    pub fn prune(&mut self) {
+        let running: Vec<usize> = (0..self.threads.len())
+            .filter(|&t| self.threads[t].running)
+            .collect();
+        // Threads whose floors bound what some thread can read: a thread
+        // waiting to join a running one will see at least that one's.
+        let readers: Vec<usize> = running
+            .iter()
+            .copied()
+            .filter(|&t| {
+                self.threads[t]
+                    .joining
+                    .is_none_or(|c| !self.threads[c as usize].running)
+            })
+            .collect();
+        let nslots = self.threads.len() + 1;
+        // Per location and slot, the newest store of that slot some running
+        // thread may still read is after `threshold[w]`: older ones are
+        // mo-before a store every running thread has seen (its floor).
+        let mut thresholds: Vec<Vec<u64>> = Vec::with_capacity(self.locs.len());
+        for l in &self.locs {
+            let mut threshold = vec![u64::MAX; nslots];
+            for &t in &readers {
+                let clock = &self.threads[t].clock;
+                let mut tt = vec![0u64; nslots];
+                for (slot, list) in l.per_slot.iter().enumerate() {
+                    if let Some(e) = Self::last_before(list, get(clock, slot), false, false) {
+                        if let Some(f) = self.nodes.get(&e.write) {
+                            for (w, x) in tt.iter_mut().enumerate() {
+                                let mut c = get(&f.cv, w);
+                                if f.slot == w {
+                                    c = c.min(f.seq.saturating_sub(1));
+                                }
+                                *x = (*x).max(c);
+                            }
+                        }
+                    }
+                }
+                for w in 0..nslots {
+                    threshold[w] = threshold[w].min(tt[w]);
+                }
+            }
+            if readers.is_empty() {
+                threshold.iter_mut().for_each(|x| *x = 0);
+            }
+            thresholds.push(threshold);
+        }
+        let readable = |li: usize, slot: usize, e: &Entry| {
+            e.store && (slot == INIT_SLOT || e.seq > thresholds[li][slot])
+        };
+        // Bounds a lookup into a slot's accesses may use, now or later: the
+        // clocks of running threads, the views of stores that can still be
+        // read, the last SeqCst store's clock, SeqCst fences.
+        let mut bounds: Vec<Vec<u64>> = vec![Vec::new(); nslots];
+        let add_view = |bounds: &mut Vec<Vec<u64>>, v: &[u64]| {
+            for (i, &x) in v.iter().enumerate() {
+                if x > 0 && i < bounds.len() {
+                    bounds[i].push(x);
+                }
+            }
+        };
+        for &t in &running {
+            let th = &self.threads[t];
+            add_view(&mut bounds, &th.clock);
+            add_view(&mut bounds, &th.frel);
+            add_view(&mut bounds, &th.facq);
+        }
+        for (li, l) in self.locs.iter().enumerate() {
+            for (slot, list) in l.per_slot.iter().enumerate() {
+                for e in list.iter().filter(|e| readable(li, slot, e)) {
+                    if let Some(v) = self
+                        .nodes
+                        .get(&e.write)
+                        .and_then(|n| n.release_view.as_ref())
+                    {
+                        add_view(&mut bounds, v);
+                    }
+                }
+            }
+            if let Some(v) = l
+                .last_sc_store
+                .and_then(|s| self.nodes.get(&s))
+                .and_then(|n| n.hb_view.as_ref())
+            {
+                add_view(&mut bounds, v);
+            }
+        }
+        let mut fences: Vec<u64> = Vec::new();
+        for th in &self.threads {
+            fences.extend(th.sc_fences.iter().copied());
+        }
+        for b in &mut bounds {
+            b.extend(fences.iter().copied());
+            b.sort_unstable();
+            b.dedup();
+        }
+        let mut referenced: std::collections::HashSet<NodeId> = std::collections::HashSet::new();
+        for (l, threshold) in self.locs.iter_mut().zip(&thresholds) {
+            for (slot, list) in l.per_slot.iter_mut().enumerate() {
+                let n = list.len();
+                let mut keep = vec![false; n];
+                if n > 0 {
+                    keep[n - 1] = true;
+                }
+                let b = &bounds[slot];
+                // Lookups: the latest access, store, SeqCst store at or below
+                // (or just below) each bound.
+                for &v in b.iter().chain(std::iter::once(&0)) {
+                    for strict in [false, true] {
+                        let end =
+                            list.partition_point(|e| if strict { e.seq < v } else { e.seq <= v });
+                        let mut found = [false; 3];
+                        for i in (0..end).rev() {
+                            let e = list[i];
+                            let kinds = [true, e.store, e.store && e.sc];
+                            for k in 0..3 {
+                                if kinds[k] && !found[k] {
+                                    found[k] = true;
+                                    keep[i] = true;
+                                }
+                            }
+                            if found.iter().all(|&f| f) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                for (i, e) in list.iter().enumerate() {
+                    if e.store && (slot == INIT_SLOT || e.seq > threshold[slot]) {
+                        keep[i] = true;
+                    }
+                }
+                let mut i = 0;
+                list.retain(|_| {
+                    i += 1;
+                    keep[i - 1]
+                });
+                referenced.extend(list.iter().map(|e| e.write));
+                l.stores[slot] = list.iter().filter(|e| e.store).copied().collect();
+            }
+            referenced.extend(l.last_sc_store);
+        }
+        // Init nodes stay (one per location); RMWs that follow kept stores stay.
+        let before = self.nodes.len();
+        let mut keep_ids: Vec<NodeId> = referenced.iter().copied().collect();
+        let mut i = 0;
+        while i < keep_ids.len() {
+            if let Some(n) = self.nodes.get(&keep_ids[i]) {
+                if let Some(r) = n.rmw {
+                    if referenced.insert(r) {
+                        keep_ids.push(r);
+                    }
+                }
+            }
+            i += 1;
+        }
+        self.nodes
+            .retain(|id, n| n.slot == INIT_SLOT || referenced.contains(id));
+        for n in self.nodes.values_mut() {
+            n.edges.retain(|d| referenced.contains(d));
+        }
+        self.stats.pruned += (before - self.nodes.len()) as u64;
+    }
+
+    /// The value a location ends with: that of a store nothing is mo-after
+    /// (any such store can be last).
+    pub fn final_value(&self, loc: Loc, choose: &mut dyn FnMut(usize) -> usize) -> Value {
+        let l = &self.locs[loc.0 as usize];
+        let stores: Vec<NodeId> = l
+            .per_slot
+            .iter()
+            .flat_map(|list| list.iter().filter(|e| e.store).map(|e| e.write))
+            .filter(|id| self.nodes.contains_key(id))
+            .collect();
+        let maximal: Vec<NodeId> = stores
+            .iter()
+            .copied()
+            .filter(|&a| !stores.iter().any(|&b| b != a && self.reaches(a, b)))
+            .collect();
+        self.node(maximal[choose(maximal.len())]).val
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: u64) -> impl FnMut(usize) -> usize {
+        let mut r = seed;
+        move |n| {
+            r = r
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((r >> 33) as usize) % n
+        }
+    }
+
+    /// A writer stores 1, 2, 3, ... relaxed while a reader reads: the reader
+    /// never goes back (read-read coherence) and memory stays bounded.
+    #[test]
+    fn long_writer_reader_is_coherent_and_bounded() {
+        let mut m = LiveMemory::new(false);
+        let x = m.add_loc(0);
+        let (w, r) = (0, m.add_thread(Some(0)));
+        let mut choose = rng(1);
+        let mut sched = rng(2);
+        let (mut next, mut last_read) = (1, 0);
+        while next <= 20_000 {
+            if sched(2) == 0 {
+                m.store(w, x, MemOrder::Relaxed, next);
+                next += 1;
+            } else {
+                let v = m.load(r, x, MemOrder::Relaxed, &mut choose);
+                assert!(v >= last_read, "read {v} after {last_read}");
+                last_read = v;
+            }
+        }
+        let s = m.stats();
+        assert!(s.peak_stores < 20_000, "{s:?}");
+        assert!(last_read > 0);
+    }
+
+    /// Message passing through a release/acquire flag, 100,000 times: a
+    /// reader that sees flag `i` sees data of at least `i`, pruning or not.
+    #[test]
+    fn long_message_passing_keeps_synchronisation() {
+        for interval in [1, 4096] {
+            let mut m = LiveMemory::new(false);
+            m.set_prune_interval(interval);
+            let (data, flag) = (m.add_loc(0), m.add_loc(0));
+            let (w, r) = (0, m.add_thread(Some(0)));
+            let mut choose = rng(3);
+            let mut sched = rng(4);
+            let mut i = 1;
+            let mut seen = 0;
+            while i <= 20_000 {
+                if sched(2) == 0 {
+                    m.store(w, data, MemOrder::Relaxed, i);
+                    m.store(w, flag, MemOrder::Release, i);
+                    i += 1;
+                } else {
+                    let f = m.load(r, flag, MemOrder::Acquire, &mut choose);
+                    let d = m.load(r, data, MemOrder::Relaxed, &mut choose);
+                    assert!(d >= f, "flag {f} but data {d}");
+                    seen = seen.max(f);
+                }
+            }
+            assert!(seen > 0);
+            assert!(m.stats().peak_stores < 20_000, "{:?}", m.stats());
+        }
+    }
+}
