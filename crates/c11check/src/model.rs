@@ -45,6 +45,10 @@ pub struct Builder {
     pub dot: Option<std::path::PathBuf>,
     /// Print progress and a summary to stderr. `C11CHECK_LOG=1`.
     pub log: bool,
+    /// Random executions run on the live memory (C11Tester's model: no
+    /// execution graph, pruned, for long executions) rather than as graphs.
+    /// `C11CHECK_LIVE=1`.
+    pub live: bool,
 }
 
 impl Default for Builder {
@@ -82,6 +86,7 @@ impl Builder {
             replay: std::env::var("C11CHECK_REPLAY").ok(),
             dot: std::env::var_os("C11CHECK_DOT").map(Into::into),
             log: std::env::var("C11CHECK_LOG").is_ok_and(|v| v != "0"),
+            live: std::env::var("C11CHECK_LIVE").is_ok_and(|v| v != "0"),
         }
     }
 
@@ -95,6 +100,15 @@ impl Builder {
     /// explore exhaustively.
     pub fn random(mut self, iterations: u64) -> Self {
         self.random_iterations = Some(iterations);
+        self
+    }
+    /// Runs the random executions on the live memory: each operation is
+    /// answered at once and memory stays bounded however long an execution
+    /// is (millions of operations), at the price of C11Tester's SeqCst
+    /// fragment (SeqCst operations ordered as executed). A report gives the
+    /// iteration's seed as its replay string (`l1:<seed>`); it has no trace.
+    pub fn live(mut self) -> Self {
+        self.live = true;
         self
     }
     /// The seed of a random run.
@@ -128,6 +142,10 @@ impl Builder {
     fn config(&self) -> RunConfig {
         RunConfig {
             strategy: match self.random_iterations {
+                Some(iterations) if self.live => Strategy::Live {
+                    iterations,
+                    seed: self.seed,
+                },
                 Some(iterations) => Strategy::Random {
                     iterations,
                     seed: self.seed,

@@ -85,6 +85,10 @@ struct LocState {
     /// The store entries of `per_slot` alone (what may-read-from scans).
     stores: Vec<VecDeque<Entry>>,
     last_sc_store: Option<NodeId>,
+    /// Race detection (FastTrack-like): the last write (thread, seq,
+    /// atomic) and each thread's last read since.
+    last_write: Option<(u32, u64, bool)>,
+    reads: Vec<(u32, u64, bool)>,
 }
 
 struct ThreadState {
@@ -195,6 +199,8 @@ impl LiveMemory {
             stores: per_slot.clone(),
             per_slot,
             last_sc_store: None,
+            last_write: None,
+            reads: Vec::new(),
         });
         loc
     }
@@ -736,6 +742,36 @@ impl LiveMemory {
         if ord.is_sc() {
             th.sc_fences.push(seq);
         }
+    }
+
+    /// Checks the access thread `t` is about to make to `loc` (call it just
+    /// before the access): a conflicting earlier access (a write and the
+    /// other a plain access, or both plain and one a write) that does not
+    /// happen before it is a data race; returns the other thread.
+    pub fn race_check(&mut self, t: u32, loc: Loc, write: bool, atomic: bool) -> Option<u32> {
+        let clock = &self.threads[t as usize].clock;
+        let hb = |u: u32, seq: u64| u == t || seq <= get(clock, u as usize + 1);
+        let l = &mut self.locs[loc.0 as usize];
+        if let Some((u, seq, a)) = l.last_write {
+            if !(hb(u, seq) || atomic && a) {
+                return Some(u);
+            }
+        }
+        if write {
+            if let Some(&(u, ..)) = l
+                .reads
+                .iter()
+                .find(|&&(u, seq, a)| !(hb(u, seq) || atomic && a))
+            {
+                return Some(u);
+            }
+            l.last_write = Some((t, self.seq + 1, atomic));
+            l.reads.clear();
+        } else {
+            l.reads.retain(|r| r.0 != t);
+            l.reads.push((t, self.seq + 1, atomic));
+        }
+        None
     }
 
     /// Drops the stores no running thread can read any more and the access

@@ -533,7 +533,7 @@ fn same_shape(a: &Action, b: &Action) -> bool {
 }
 
 /// `action` with its location set.
-fn with_loc(action: Action, l: Loc) -> Action {
+pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
     match action {
         Action::Load { ord, .. } => Action::Load { loc: l, ord },
         Action::Store { ord, val, .. } => Action::Store { loc: l, ord, val },

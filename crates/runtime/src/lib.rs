@@ -18,6 +18,7 @@
 //! the free functions of this crate ([`access`], [`spawn`], [`join`], ...).
 
 mod driver;
+mod live;
 mod report;
 mod run;
 
@@ -125,6 +126,8 @@ pub(crate) struct Shared {
     pub failure: Option<report::Failure>,
     /// Allocations the facade tracks for leaks: key, what, where made.
     pub live: Vec<(usize, &'static str, Site)>,
+    /// The lock the last `wait_lock` waits for.
+    pub last_lock: Option<Loc>,
 }
 
 thread_local! {
@@ -270,6 +273,22 @@ pub fn block(reason: BlockReason, site: Site) -> ! {
         site,
     });
     unreachable!("c11check: a blocked thread was resumed")
+}
+
+/// A lock acquisition found the lock at `cell` held. Exhaustive exploration
+/// stops the thread here (the execution where it reads the release is
+/// explored on its own); a live random execution resumes it once the lock
+/// has been written again, and the caller retries.
+pub fn wait_lock(cell: &LocCell, site: Site) {
+    let loc = cell.get(generation());
+    with_shared(|s| s.last_lock = loc);
+    suspend(Request::Act {
+        action: Action::Block {
+            reason: BlockReason::LockHeld,
+        },
+        bind: None,
+        site,
+    });
 }
 
 /// Starts a modelled thread; returns its number.

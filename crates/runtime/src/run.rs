@@ -17,6 +17,9 @@ pub enum Strategy {
     Exhaustive,
     /// `iterations` random executions from `seed`.
     Random { iterations: u64, seed: u64 },
+    /// `iterations` random executions from `seed` on the live memory (no
+    /// graph: long executions in bounded memory, see `c11check_model::live`).
+    Live { iterations: u64, seed: u64 },
 }
 
 /// How to explore.
@@ -61,6 +64,14 @@ pub struct Summary {
 /// Explores every execution of `main` (or replays one) and returns the first
 /// bug found, as a report.
 pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
+    let live_replay = cfg.replay.as_deref().is_some_and(|r| r.starts_with("l1:"));
+    match cfg.strategy {
+        Strategy::Live { iterations, seed } => {
+            return crate::live::run_live(main, cfg, iterations, seed)
+        }
+        _ if live_replay => return crate::live::run_live(main, cfg, 1, 0),
+        _ => {}
+    }
     let mut driver = FiberDriver::new(main, cfg.runtime.clone());
     driver.enter();
     let state = driver.state();
@@ -107,6 +118,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             };
             let stats = match cfg.strategy {
                 Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),
+                Strategy::Live { .. } => unreachable!("handled above"),
                 Strategy::Random { iterations, seed } => c11check_explore::random::explore(
                     &mut driver,
                     &config,

@@ -352,6 +352,11 @@ macro_rules! atomic_int {
         }
 
         impl $name {
+            /// The location cell (for lock waits on this atomic).
+            #[allow(dead_code)]
+            pub(crate) fn loc_cell(&self) -> &c11check_runtime::LocCell {
+                &self.word.cell
+            }
             /// The word, once any `get_mut` borrow is over.
             fn w(&self) -> &Word {
                 self.exclusive.settle();

@@ -2,8 +2,8 @@
 //! location (an acquire compare-exchange and a release store), so they order
 //! the critical sections exactly as a real lock does.
 
-use c11check_model::{Action, BlockReason};
-use c11check_runtime::{access, block, LocCell};
+use c11check_model::Action;
+use c11check_runtime::{access, wait_lock, LocCell};
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
@@ -95,8 +95,8 @@ impl<T: ?Sized> Mutex<T> {
     /// it reads the holder's release is explored on its own.
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-        if !self.try_acquire() {
-            block(BlockReason::LockHeld, Location::caller());
+        while !self.try_acquire() {
+            wait_lock(&self.cell, Location::caller());
         }
         self.guard()
     }

@@ -3,8 +3,7 @@
 //! release write, so critical sections are ordered as with a real lock.
 
 use super::atomic::{AtomicI64, Ordering};
-use c11check_model::BlockReason;
-use c11check_runtime::block;
+use c11check_runtime::wait_lock;
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
@@ -81,8 +80,8 @@ impl<T: ?Sized> RwLock<T> {
     /// Shared access; waits (that execution stops) while a writer holds it.
     #[track_caller]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        if self.try_read_inner().is_err() {
-            block(BlockReason::LockHeld, Location::caller());
+        while self.try_read_inner().is_err() {
+            wait_lock(self.state.loc_cell(), Location::caller());
         }
         self.poisoned(RwLockReadGuard { lock: self })
     }
@@ -105,8 +104,8 @@ impl<T: ?Sized> RwLock<T> {
     /// Exclusive access; waits (that execution stops) while anyone holds it.
     #[track_caller]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        if !self.try_write_inner() {
-            block(BlockReason::LockHeld, Location::caller());
+        while !self.try_write_inner() {
+            wait_lock(self.state.loc_cell(), Location::caller());
         }
         self.poisoned(RwLockWriteGuard {
             lock: self,

@@ -1,0 +1,141 @@
+//! Random executions on the live memory (`Builder::live`) through the Rust
+//! API: outcomes among the exhaustive ones and all reached on SB, the same
+//! seed gives the same executions, locks wait and retry, races and the
+//! seqlock bug are found and replayed by seed, and a long execution runs.
+
+#[path = "../examples/seqlock.rs"]
+mod seqlock;
+
+use c11check::cell::UnsafeCell;
+use c11check::model::{Builder, FailureKind};
+use c11check::sync::atomic::{AtomicUsize, Ordering};
+use c11check::sync::{Arc, Mutex};
+use c11check::thread;
+use std::collections::BTreeSet;
+use std::sync::Mutex as StdMutex;
+
+fn sb() -> Vec<usize> {
+    let (x, y) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    thread::scope(|s| {
+        let a = s.spawn(|| {
+            x.store(1, Ordering::Relaxed);
+            y.load(Ordering::Relaxed)
+        });
+        let b = s.spawn(|| {
+            y.store(1, Ordering::Relaxed);
+            x.load(Ordering::Relaxed)
+        });
+        vec![a.join().unwrap(), b.join().unwrap()]
+    })
+}
+
+fn outcomes(b: Builder) -> (Vec<Vec<usize>>, u64) {
+    let seen = std::sync::Arc::new(StdMutex::new(Vec::new()));
+    let s2 = seen.clone();
+    let summary = b
+        .explore(move || {
+            let v = sb();
+            s2.lock().unwrap().push(v);
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    let v = std::mem::take(&mut *seen.lock().unwrap());
+    (v, summary.stats.executions)
+}
+
+#[test]
+fn live_outcomes_are_exhaustive_ones_and_reach_them_all() {
+    let (all, _) = outcomes(Builder::new());
+    let all: BTreeSet<_> = all.into_iter().collect();
+    let (sampled, n) = outcomes(Builder::new().random(300).seed(7).live());
+    assert_eq!(n, 300);
+    let sampled: BTreeSet<_> = sampled.into_iter().collect();
+    assert_eq!(sampled, all);
+}
+
+#[test]
+fn live_same_seed_same_executions() {
+    let (a, _) = outcomes(Builder::new().random(50).seed(42).live());
+    let (b, _) = outcomes(Builder::new().random(50).seed(42).live());
+    let (c, _) = outcomes(Builder::new().random(50).seed(43).live());
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn live_locks_wait_and_retry() {
+    Builder::new().random(300).live().check(|| {
+        let m = Arc::new(Mutex::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let m = m.clone();
+                thread::spawn(move || *m.lock().unwrap() += 1)
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*m.lock().unwrap(), 3);
+    });
+}
+
+struct Racy(UnsafeCell<i32>);
+// SAFETY: not safe at all: the test wants the race reported.
+unsafe impl Sync for Racy {}
+
+#[test]
+fn live_finds_a_data_race() {
+    let rep = Builder::new()
+        .random(200)
+        .live()
+        .explore(|| {
+            let c = Arc::new(Racy(UnsafeCell::new(0)));
+            let c2 = c.clone();
+            // SAFETY: the race is what is being tested (the model reports it).
+            let h = thread::spawn(move || c2.0.with_mut(|p| unsafe { *p = 1 }));
+            // SAFETY: as above.
+            c.0.with(|p| unsafe { *p });
+            h.join().unwrap();
+        })
+        .expect_err("the unsynchronised accesses race");
+    assert_eq!(rep.failure.kind, FailureKind::DataRace, "{rep}");
+}
+
+#[test]
+fn live_finds_the_seqlock_bug_and_replays_its_seed() {
+    let rep = seqlock::check_with(Builder::new().random(2000).seed(1).live(), false)
+        .expect_err("the torn read is found");
+    assert_eq!(rep.failure.kind, FailureKind::Panic);
+    assert!(rep.replay.starts_with("l1:"), "{}", rep.replay);
+    let again = seqlock::check_with(Builder::new().replay(&rep.replay), false)
+        .expect_err("the replay fails the same way");
+    assert_eq!(again.failure.message, rep.failure.message);
+}
+
+/// 200,000 relaxed stores against a reader in one execution: the reader
+/// never reads backwards.
+#[test]
+fn live_long_execution() {
+    Builder::new()
+        .random(1)
+        .live()
+        .max_steps(1_000_000)
+        .check(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let done = Arc::new(AtomicUsize::new(0));
+            let (x2, d2) = (x.clone(), done.clone());
+            let reader = thread::spawn(move || {
+                let mut last = 0;
+                while d2.load(Ordering::Relaxed) == 0 {
+                    let v = x2.load(Ordering::Relaxed);
+                    assert!(v >= last);
+                    last = v;
+                    thread::yield_now();
+                }
+            });
+            for i in 1..=200_000 {
+                x.store(i, Ordering::Relaxed);
+            }
+            done.store(1, Ordering::Relaxed);
+            reader.join().unwrap();
+        });
+}

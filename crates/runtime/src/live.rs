@@ -1,0 +1,611 @@
+//! Random executions of a Rust closure on the live memory
+//! (`c11check_model::live`): the fibers run one at a time, each visible
+//! operation is answered at once, nothing is replayed and no execution graph
+//! is kept, so executions can be millions of operations long in bounded
+//! memory. Each iteration has its own seed; the same seed gives the same
+//! execution (`l1:<seed>` replays it).
+
+use crate::report::{Failure, FailureKind, Report};
+use crate::run::{RunConfig, Summary};
+use crate::{
+    install_shared, take_last_panic, FiberYielder, LocCell, Outcome, Request, Shared, Site,
+    ThreadMain, ThreadResult,
+};
+use c11check_explore::random::iteration_seed;
+use c11check_explore::Stats;
+use c11check_model::live::LiveMemory;
+use c11check_model::{Action, BlockReason, MemOrder, Model};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+use std::any::Any;
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
+
+/// SplitMix64 (the schedule and the reads-from choices of one iteration).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// What a suspended thread waits to do.
+enum Pending {
+    Act(Action, Option<(*const LocCell, i64)>, Site),
+    Spawn(ThreadMain),
+    /// A wait loop's turn ended: run others first.
+    Spin,
+    Finished,
+    /// Stopped for good (a failed assume): the execution is not a real one.
+    Dead,
+}
+
+struct Thread {
+    fiber: Option<Fiber>,
+    pending: Option<Pending>,
+    steps: u32,
+    /// A lock wait: the location and how many stores it had when the
+    /// thread found it held (it retries once another store comes).
+    lock_wait: Option<(c11check_model::Loc, u64)>,
+    /// The value its last compare-exchange read.
+    last_cas_read: Option<i64>,
+}
+
+/// One live execution.
+struct Execution<'a> {
+    cfg: &'a RunConfig,
+    shared: Rc<RefCell<Shared>>,
+    mem: LiveMemory,
+    threads: Vec<Thread>,
+    bodies: Vec<Option<ThreadMain>>,
+    rng: Rng,
+    /// Stores per location and the last value stored (lock waits retry after
+    /// a new store, or at once if they read an older one).
+    stores: Vec<(u64, i64)>,
+    stacks: &'a mut Vec<DefaultStack>,
+    ops: u64,
+}
+
+/// How an execution ended.
+enum End {
+    Complete,
+    Blocked,
+    Failed(Failure),
+}
+
+impl<'a> Execution<'a> {
+    fn start_thread(&mut self, t: usize, body: ThreadMain) {
+        let shared = self.shared.clone();
+        let stack = match self.stacks.pop() {
+            Some(s) => s,
+            None => DefaultStack::new(self.cfg.runtime.stack_size)
+                .expect("c11check: cannot allocate a fiber stack"),
+        };
+        let fiber = Fiber::with_stack(stack, move |y: &FiberYielder, _first: Outcome| {
+            {
+                let mut s = shared.borrow_mut();
+                if s.yielders.len() <= t {
+                    s.yielders.resize(t + 1, None);
+                }
+                s.yielders[t] = Some(y as *const FiberYielder);
+            }
+            let result: ThreadResult = catch_unwind(AssertUnwindSafe(body));
+            crate::run_before_op_hook();
+            let mut s = shared.borrow_mut();
+            if let Err(payload) = &result {
+                let (msg, place) = take_last_panic()
+                    .unwrap_or_else(|| (crate::panic_message(payload.as_ref()), None));
+                s.panics.push((t as u32, msg, place));
+            }
+            if s.results.len() <= t {
+                s.results.resize_with(t + 1, || None);
+            }
+            s.results[t] = Some(result);
+        });
+        if self.threads.len() <= t {
+            self.threads.resize_with(t + 1, || Thread {
+                fiber: None,
+                pending: None,
+                steps: 0,
+                lock_wait: None,
+                last_cas_read: None,
+            });
+        }
+        self.threads[t].fiber = Some(fiber);
+        self.resume(t, Outcome::default());
+    }
+
+    fn resume(&mut self, t: usize, input: Outcome) {
+        {
+            let mut s = self.shared.borrow_mut();
+            s.current = t as u32;
+            s.in_fiber = true;
+        }
+        let res = self.threads[t].fiber.as_mut().expect("fiber").resume(input);
+        self.shared.borrow_mut().in_fiber = false;
+        let pending = match res {
+            CoroutineResult::Return(()) => {
+                if let Some(f) = self.threads[t].fiber.take() {
+                    self.stacks.push(f.into_stack());
+                }
+                Pending::Finished
+            }
+            CoroutineResult::Yield(Request::Spawn { main, .. }) => Pending::Spawn(main),
+            CoroutineResult::Yield(Request::Spin { .. }) => Pending::Spin,
+            CoroutineResult::Yield(Request::Act { action, bind, site }) => {
+                Pending::Act(action, bind, site)
+            }
+        };
+        self.threads[t].pending = Some(pending);
+    }
+
+    fn runnable(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        match &th.pending {
+            Some(Pending::Act(Action::Join { child }, ..)) => {
+                matches!(
+                    self.threads
+                        .get(*child as usize)
+                        .and_then(|c| c.pending.as_ref()),
+                    Some(Pending::Finished)
+                )
+            }
+            Some(Pending::Act(
+                Action::Block {
+                    reason: BlockReason::LockHeld,
+                },
+                ..,
+            )) => th
+                .lock_wait
+                .is_some_and(|(loc, n)| self.stores.get(loc.0 as usize).map_or(0, |s| s.0) > n),
+            Some(Pending::Finished) | Some(Pending::Dead) | None => false,
+            _ => true,
+        }
+    }
+
+    fn location(&mut self, bind: Option<(*const LocCell, i64)>, action: Action) -> Action {
+        let Some((cell, init)) = bind else {
+            return action;
+        };
+        let generation = self.shared.borrow().generation;
+        // SAFETY: the cell belongs to an object the suspended fiber borrows for
+        // the duration of the operation it asked for.
+        let loc = match unsafe { (*cell).get(generation) } {
+            Some(l) => l,
+            None => {
+                let l = self.mem.add_loc(init);
+                // SAFETY: as above.
+                unsafe { (*cell).set(generation, l) };
+                l
+            }
+        };
+        crate::driver::with_loc(action, loc)
+    }
+
+    /// Runs the execution to its end.
+    fn run(&mut self, main: Arc<dyn Fn() + Send + Sync>) -> End {
+        let body: ThreadMain = Box::new(move || {
+            main();
+            Box::new(()) as Box<dyn Any + Send>
+        });
+        self.start_thread(0, body);
+        let mut spinning: Vec<bool> = Vec::new();
+        loop {
+            let mut ready: Vec<usize> = (0..self.threads.len())
+                .filter(|&t| self.runnable(t))
+                .collect();
+            if ready.is_empty() {
+                return self.stuck();
+            }
+            // A thread that just ended a wait-loop turn goes last.
+            spinning.resize(self.threads.len(), false);
+            if ready.iter().any(|&t| !spinning[t]) {
+                ready.retain(|&t| !spinning[t]);
+            }
+            let t = ready[self.rng.below(ready.len())];
+            spinning[t] = false;
+            self.threads[t].steps += 1;
+            if self.threads[t].steps > self.cfg.runtime.max_steps {
+                return End::Failed(Failure {
+                    kind: FailureKind::Livelock,
+                    message: format!(
+                        "thread {t} performed {} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)",
+                        self.cfg.runtime.max_steps
+                    ),
+                    threads: vec![t as u32],
+                    events: vec![],
+                });
+            }
+            self.ops += 1;
+            let pending = self.threads[t]
+                .pending
+                .take()
+                .expect("a runnable thread waits");
+            let tid = t as u32;
+            match pending {
+                Pending::Spin => {
+                    spinning[t] = true;
+                    self.resume(t, Outcome::default());
+                }
+                Pending::Spawn(body) => {
+                    let child = self.mem.add_thread(Some(tid));
+                    self.bodies.resize_with(child as usize + 1, || None);
+                    self.start_thread(child as usize, body);
+                    self.resume(
+                        t,
+                        Outcome {
+                            val: child as i64,
+                            ok: true,
+                        },
+                    );
+                }
+                Pending::Act(action, bind, site) => {
+                    let action = self.location(bind, action);
+                    if let Some(f) = self.perform(t, action) {
+                        return End::Failed(f);
+                    }
+                    let _ = site;
+                }
+                Pending::Finished | Pending::Dead => unreachable!(),
+            }
+            if let Some(Pending::Finished) = self.threads[t].pending {
+                if self.threads[t].fiber.is_none() && self.threads[t].steps > 0 {
+                    self.mem.finish(tid);
+                    self.threads[t].steps = 0;
+                }
+            }
+        }
+    }
+
+    /// Performs a memory operation of thread `t` and resumes it; a data race
+    /// comes back as a failure.
+    fn perform(&mut self, t: usize, action: Action) -> Option<Failure> {
+        let tid = t as u32;
+        let rng = &mut self.rng;
+        let mut choose = |n: usize| rng.below(n);
+        let outcome = match action {
+            Action::Load { loc, ord } => {
+                if let Some(f) = race(&mut self.mem, tid, loc, false, ord) {
+                    return Some(f);
+                }
+                let ord = if ord == MemOrder::NonAtomic {
+                    MemOrder::Relaxed
+                } else {
+                    ord
+                };
+                Outcome {
+                    val: self.mem.load(tid, loc, ord, &mut choose),
+                    ok: false,
+                }
+            }
+            Action::Store { loc, ord, val } => {
+                if let Some(f) = race(&mut self.mem, tid, loc, true, ord) {
+                    return Some(f);
+                }
+                let ord = if ord == MemOrder::NonAtomic {
+                    MemOrder::Relaxed
+                } else {
+                    ord
+                };
+                self.mem.store(tid, loc, ord, val);
+                self.count_store(loc, val);
+                Outcome::default()
+            }
+            Action::Rmw {
+                loc,
+                ord,
+                op,
+                operand,
+                width,
+            } => {
+                let val = self.mem.rmw(tid, loc, ord, op, operand, width, &mut choose);
+                self.count_store(loc, width.normalize(op.apply(val, operand)));
+                Outcome { val, ok: true }
+            }
+            Action::Cas {
+                loc,
+                expected,
+                new,
+                success,
+                failure,
+                weak,
+            } => {
+                let spurious = weak && self.rng.below(4) == 0;
+                let rng = &mut self.rng;
+                let mut choose = |n: usize| rng.below(n);
+                let (val, ok) = self.mem.cas(
+                    tid,
+                    loc,
+                    expected,
+                    new,
+                    success,
+                    failure,
+                    spurious,
+                    &mut choose,
+                );
+                if ok {
+                    self.count_store(loc, new);
+                }
+                self.threads[t].last_cas_read = Some(val);
+                Outcome { val, ok }
+            }
+            Action::Fence { ord } => {
+                self.mem.fence(tid, ord);
+                Outcome::default()
+            }
+            Action::Join { child } => {
+                self.mem.join(tid, child);
+                Outcome::default()
+            }
+            Action::Block {
+                reason: BlockReason::LockHeld,
+            } => {
+                // Retried: the runtime's lock loops call `wait_lock` again if
+                // the lock is still held.
+                self.threads[t].lock_wait = None;
+                Outcome::default()
+            }
+            Action::Block { .. } => {
+                self.threads[t].pending = Some(Pending::Dead);
+                return None;
+            }
+            Action::Spawn { .. } | Action::Finish => Outcome::default(),
+        };
+        self.resume(t, outcome);
+        // A lock wait: remember how many stores the lock had.
+        if let Some(Pending::Act(
+            Action::Block {
+                reason: BlockReason::LockHeld,
+            },
+            ..,
+        )) = &self.threads[t].pending
+        {
+            let loc = self.shared.borrow().last_lock;
+            if let Some(loc) = loc {
+                let (n, last) = self.stores.get(loc.0 as usize).copied().unwrap_or((0, 0));
+                // It read an older value than the last store: retry at once.
+                let stale = n > 0 && self.threads[t].last_cas_read != Some(last);
+                self.threads[t].lock_wait = Some((loc, if stale { n - 1 } else { n }));
+            }
+        }
+        None
+    }
+
+    fn count_store(&mut self, loc: c11check_model::Loc, val: i64) {
+        let i = loc.0 as usize;
+        if self.stores.len() <= i {
+            self.stores.resize(i + 1, (0, 0));
+        }
+        self.stores[i].0 += 1;
+        self.stores[i].1 = val;
+    }
+
+    /// No thread can run: finished, a failed assume, or a deadlock.
+    fn stuck(&self) -> End {
+        let waiting: Vec<u32> = (0..self.threads.len())
+            .filter(|&t| {
+                !matches!(
+                    self.threads[t].pending,
+                    Some(Pending::Finished) | Some(Pending::Dead) | None
+                )
+            })
+            .map(|t| t as u32)
+            .collect();
+        if self
+            .threads
+            .iter()
+            .any(|t| matches!(t.pending, Some(Pending::Dead)))
+        {
+            return End::Blocked;
+        }
+        if waiting.is_empty() {
+            return End::Complete;
+        }
+        End::Failed(Failure {
+            kind: FailureKind::Deadlock,
+            message: format!(
+                "deadlock: {} wait for a lock or a thread that never comes",
+                waiting
+                    .iter()
+                    .map(|t| format!("thread {t}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            threads: waiting,
+            events: vec![],
+        })
+    }
+
+    fn teardown(&mut self) {
+        for th in &mut self.threads {
+            if let Some(mut f) = th.fiber.take() {
+                if f.started() && !f.done() {
+                    // SAFETY: as in the graph driver: the suspended user code
+                    // must never run again; its stack objects are leaked.
+                    unsafe { f.force_reset() };
+                }
+                self.stacks.push(f.into_stack());
+            }
+            if let Some(Pending::Spawn(main)) = th.pending.take() {
+                std::mem::forget(main);
+            }
+        }
+        for b in self.bodies.drain(..) {
+            std::mem::forget(b);
+        }
+        let mut s = self.shared.borrow_mut();
+        s.yielders.clear();
+        for r in s.results.drain(..) {
+            std::mem::forget(r);
+        }
+    }
+}
+
+/// Data-race check of a plain access (or an atomic one against plain ones).
+fn race(
+    mem: &mut LiveMemory,
+    t: u32,
+    loc: c11check_model::Loc,
+    write: bool,
+    ord: MemOrder,
+) -> Option<Failure> {
+    let other = mem.race_check(t, loc, write, ord.is_atomic())?;
+    Some(Failure {
+        kind: FailureKind::DataRace,
+        message: format!(
+            "data race on loc{}: a {} by thread {t} and an earlier access by thread {other} are not ordered by happens-before",
+            loc.0,
+            if write { "write" } else { "read" }
+        ),
+        threads: vec![other, t],
+        events: vec![],
+    })
+}
+
+/// Runs `iterations` live executions of `main` (or replays one seed).
+pub(crate) fn run_live(
+    main: Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+    iterations: u64,
+    seed: u64,
+) -> Result<Summary, Box<Report>> {
+    crate::install_panic_hook();
+    let shared = Rc::new(RefCell::new(Shared::default()));
+    install_shared(Some(shared.clone()));
+    crate::MODELLING.with(|m| m.set(true));
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    let mut stacks = Vec::new();
+    let mut stats = Stats::default();
+    let seeds: Vec<(u64, u64)> = match cfg.replay.as_deref().and_then(|s| s.strip_prefix("l1:")) {
+        Some(s) => vec![(0, s.parse().unwrap_or(0))],
+        None => (0..iterations)
+            .map(|i| (i, iteration_seed(seed, i)))
+            .collect(),
+    };
+    let mut found = None;
+    let mut ops = 0u64;
+    for (i, s) in seeds {
+        if cfg.time_budget.is_some_and(|b| start.elapsed() >= b) {
+            stats.cut = true;
+            break;
+        }
+        {
+            let mut sh = shared.borrow_mut();
+            sh.generation = crate::next_generation();
+            sh.panics.clear();
+            sh.joined_panics.clear();
+            sh.failure = None;
+            sh.live.clear();
+        }
+        let mut ex = Execution {
+            cfg,
+            shared: shared.clone(),
+            mem: LiveMemory::new(cfg.model == Model::Sc),
+            threads: Vec::new(),
+            bodies: Vec::new(),
+            rng: Rng(s),
+            stores: Vec::new(),
+            stacks: &mut stacks,
+            ops: 0,
+        };
+        let end = ex.run(main.clone());
+        ops += ex.ops;
+        ex.teardown();
+        let failure = match end {
+            End::Failed(f) => Some(f),
+            End::Blocked => {
+                stats.blocked += 1;
+                None
+            }
+            End::Complete => {
+                stats.executions += 1;
+                let sh = shared.borrow();
+                if let Some((t, msg, place)) = sh.panics.first() {
+                    let at = place
+                        .as_ref()
+                        .map(|p| format!(" at {p}"))
+                        .unwrap_or_default();
+                    Some(Failure {
+                        kind: FailureKind::Panic,
+                        message: format!("thread {t} panicked{at}: {msg}"),
+                        threads: vec![*t],
+                        events: vec![],
+                    })
+                } else if let Some((_, what, site)) = sh.live.first() {
+                    Some(Failure {
+                        kind: FailureKind::Leak,
+                        message: format!("{what} allocation never released; made at {site}"),
+                        threads: vec![],
+                        events: vec![],
+                    })
+                } else {
+                    None
+                }
+            }
+        };
+        let failure = failure.or_else(|| {
+            let sh = shared.borrow();
+            sh.panics
+                .iter()
+                .find(|(t, ..)| !sh.joined_panics.contains(t))
+                .map(|(t, msg, place)| Failure {
+                    kind: FailureKind::Panic,
+                    message: format!(
+                        "thread {t} panicked{}: {msg}",
+                        place
+                            .as_ref()
+                            .map(|p| format!(" at {p}"))
+                            .unwrap_or_default()
+                    ),
+                    threads: vec![*t],
+                    events: vec![],
+                })
+        });
+        if let Some(failure) = failure {
+            found = Some(Box::new(Report {
+                failure,
+                trace: vec![format!(
+                    "(random executions on the live memory keep no trace; replay the seed to re-run it, {ops} operations so far)"
+                )],
+                replay: format!("l1:{s}"),
+                dot: String::new(),
+                execution_number: i + 1,
+                random_iteration: Some((i, s)),
+            }));
+            break;
+        }
+        if last_progress.elapsed() >= Duration::from_secs(if cfg.progress { 1 } else { 10 }) {
+            last_progress = Instant::now();
+            let secs = start.elapsed().as_secs_f64();
+            eprintln!(
+                "c11check: {} random executions in {secs:.1}s ({:.0}/s, {:.1} M operations/s)",
+                i + 1,
+                (i + 1) as f64 / secs,
+                ops as f64 / secs / 1e6
+            );
+        }
+    }
+    install_shared(None);
+    crate::MODELLING.with(|m| m.set(false));
+    stats.elapsed = start.elapsed();
+    match found {
+        Some(r) => Err(r),
+        None => Ok(Summary {
+            blocked: stats.blocked,
+            stats,
+        }),
+    }
+}
