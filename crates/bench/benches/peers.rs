@@ -212,10 +212,12 @@ programs!(pl, lm);
 programs!(ps, sh);
 
 const PROGRAMS: [&str; 4] = ["rmw-3x3", "sb-sc", "treiber", "spsc"];
-const TOOLS: [&str; 5] = [
+const TOOLS: [&str; 7] = [
     "c11check",
     "loom",
     "shuttle-dfs",
+    "c11check-live",
+    "c11check-random",
     "shuttle-random",
     "shuttle-pct",
 ];
@@ -233,7 +235,7 @@ fn program(tool: &str, name: &str) -> fn() {
         };
     }
     match tool {
-        "c11check" => pick!(pc),
+        "c11check" | "c11check-live" | "c11check-random" => pick!(pc),
         "loom" => pick!(pl),
         _ => pick!(ps),
     }
@@ -250,6 +252,12 @@ fn child(tool: &str, name: &str, budget: Duration, samples: usize) {
                 .explore(p)
                 .unwrap_or_else(|r| panic!("{r}"));
             (s.stats.executions + s.stats.blocked, !s.stats.cut)
+        }
+        "c11check-live" | "c11check-random" => {
+            let b = c11check::model::Builder::new().random(samples as u64);
+            let b = if tool == "c11check-live" { b.live() } else { b };
+            let s = b.explore(p).unwrap_or_else(|r| panic!("{r}"));
+            (s.stats.executions + s.stats.blocked, true)
         }
         "loom" => {
             let mut b = loom::model::Builder::new();
@@ -332,6 +340,7 @@ fn main() {
             continue;
         }
         let mut base = None;
+        let mut base_live = None;
         for tool in TOOLS {
             let out = Command::new(&exe)
                 .args([
@@ -368,11 +377,20 @@ fn main() {
             if tool == "c11check" {
                 base = Some(secs);
             }
-            let ratio = base
+            if tool == "c11check-live" {
+                base_live = Some(secs);
+            }
+            // Exhaustive tools against c11check, sampling ones against
+            // c11check's live random mode (same number of samples).
+            let sampled = matches!(
+                tool,
+                "shuttle-random" | "shuttle-pct" | "c11check-live" | "c11check-random"
+            );
+            let ratio = if sampled { base_live } else { base }
                 .map(|b| format!("{:.1}x", secs / b.max(1e-6)))
                 .unwrap_or_default();
             let complete = match tool {
-                "shuttle-random" | "shuttle-pct" => "sampled",
+                _ if sampled => "sampled",
                 _ if complete => "yes",
                 _ => "no (budget)",
             };
