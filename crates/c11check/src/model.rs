@@ -49,6 +49,10 @@ pub struct Builder {
     /// execution graph, pruned, for long executions) rather than as graphs.
     /// `C11CHECK_LIVE=1`.
     pub live: bool,
+    /// Live random mode schedules with PCT of this depth (the number of
+    /// ordering constraints a bug needs) instead of uniformly.
+    /// `C11CHECK_PCT=<depth>`.
+    pub pct_depth: Option<u32>,
 }
 
 impl Default for Builder {
@@ -87,6 +91,7 @@ impl Builder {
             dot: std::env::var_os("C11CHECK_DOT").map(Into::into),
             log: std::env::var("C11CHECK_LOG").is_ok_and(|v| v != "0"),
             live: std::env::var("C11CHECK_LIVE").is_ok_and(|v| v != "0"),
+            pct_depth: env("C11CHECK_PCT"),
         }
     }
 
@@ -109,6 +114,15 @@ impl Builder {
     /// iteration's seed as its replay string (`l1:<seed>`); it has no trace.
     pub fn live(mut self) -> Self {
         self.live = true;
+        self
+    }
+    /// Live random mode with PCT scheduling of depth `depth` (see
+    /// [`Builder::live`]): favours executions where a few threads are
+    /// preempted at a few random points, which finds bugs of small depth with
+    /// a guaranteed probability per execution.
+    pub fn pct(mut self, depth: u32) -> Self {
+        self.live = true;
+        self.pct_depth = Some(depth.max(1));
         self
     }
     /// The seed of a random run.
@@ -142,7 +156,7 @@ impl Builder {
     fn config(&self) -> RunConfig {
         RunConfig {
             strategy: match self.random_iterations {
-                Some(iterations) if self.live => Strategy::Live {
+                Some(iterations) if self.live || self.pct_depth.is_some() => Strategy::Live {
                     iterations,
                     seed: self.seed,
                 },
@@ -161,6 +175,7 @@ impl Builder {
             },
             replay: self.replay.clone(),
             progress: self.log,
+            pct_depth: self.pct_depth,
         }
     }
 

@@ -106,6 +106,13 @@ fn live_finds_the_seqlock_bug_and_replays_its_seed() {
         .expect_err("the torn read is found");
     assert_eq!(rep.failure.kind, FailureKind::Panic);
     assert!(rep.replay.starts_with("l1:"), "{}", rep.replay);
+    // Reported once, with how many of the 2,000 iterations hit it.
+    let (hits, of) = rep.hits.expect("a live run counts hits");
+    assert_eq!(of, 2000);
+    assert!(hits >= 1 && hits <= of);
+    assert!(rep
+        .to_string()
+        .contains(&format!("hit in {hits} of 2000 iterations")));
     let again = seqlock::check_with(Builder::new().replay(&rep.replay), false)
         .expect_err("the replay fails the same way");
     assert_eq!(again.failure.message, rep.failure.message);
@@ -138,4 +145,35 @@ fn live_long_execution() {
             done.store(1, Ordering::Relaxed);
             reader.join().unwrap();
         });
+}
+
+/// PCT scheduling (depth 2) finds the seqlock bug too, and its replay string
+/// (seed, depth, steps) reproduces it.
+#[test]
+fn pct_finds_the_seqlock_bug_and_replays() {
+    let rep = seqlock::check_with(Builder::new().random(2000).seed(3).pct(2), false)
+        .expect_err("the torn read is found");
+    assert_eq!(rep.failure.kind, FailureKind::Panic);
+    assert_eq!(rep.replay.split(':').count(), 4, "{}", rep.replay);
+    let again = seqlock::check_with(Builder::new().replay(&rep.replay), false)
+        .expect_err("the replay fails the same way");
+    assert_eq!(again.failure.message, rep.failure.message);
+}
+
+/// Under PCT every lock test still passes (no false alarm from priorities).
+#[test]
+fn pct_locks_wait_and_retry() {
+    Builder::new().random(300).pct(3).check(|| {
+        let m = Arc::new(Mutex::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let m = m.clone();
+                thread::spawn(move || *m.lock().unwrap() += 1)
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*m.lock().unwrap(), 3);
+    });
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
 
 /// SplitMix64 (the schedule and the reads-from choices of one iteration).
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -38,6 +38,42 @@ impl Rng {
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
+    }
+}
+
+/// Probabilistic concurrency testing (Burckhardt et al.): threads get random
+/// distinct priorities, the highest runnable one runs, and at `depth - 1`
+/// random steps the running thread drops below all others. A bug that needs
+/// `depth` ordering constraints is found with probability at least
+/// 1/(n·k^(depth-1)) per execution (n threads, k steps).
+pub(crate) struct Pct {
+    depth: u32,
+    priorities: Vec<u64>,
+    change_points: Vec<u64>,
+    step: u64,
+}
+
+impl Pct {
+    pub(crate) fn new(depth: u32, expected_steps: u64, rng: &mut Rng) -> Pct {
+        let k = expected_steps.max(1);
+        Pct {
+            depth,
+            priorities: Vec::new(),
+            change_points: (1..depth.max(1)).map(|_| 1 + rng.next() % k).collect(),
+            step: 0,
+        }
+    }
+    fn pick(&mut self, ready: &[usize], rng: &mut Rng) -> usize {
+        for &t in ready {
+            if self.priorities.len() <= t {
+                self.priorities.resize(t + 1, u64::MAX);
+            }
+            if self.priorities[t] == u64::MAX {
+                // A new thread: a random priority above every change point.
+                self.priorities[t] = self.depth as u64 + 1 + rng.next() % (1 << 40);
+            }
+        }
+        *ready.iter().max_by_key(|&&t| self.priorities[t]).unwrap()
     }
 }
 
@@ -76,6 +112,7 @@ struct Execution<'a> {
     stores: Vec<(u64, i64)>,
     stacks: &'a mut Vec<DefaultStack>,
     ops: u64,
+    pct: Option<Pct>,
 }
 
 /// How an execution ended.
@@ -214,7 +251,19 @@ impl<'a> Execution<'a> {
             if ready.iter().any(|&t| !spinning[t]) {
                 ready.retain(|&t| !spinning[t]);
             }
-            let t = ready[self.rng.below(ready.len())];
+            let t = match &mut self.pct {
+                None => ready[self.rng.below(ready.len())],
+                Some(p) => {
+                    p.step += 1;
+                    let t = p.pick(&ready, &mut self.rng);
+                    if let Some(i) = p.change_points.iter().position(|&c| c == p.step) {
+                        // The i-th change point: the running thread drops below
+                        // every initial priority.
+                        p.priorities[t] = i as u64 + 1;
+                    }
+                    t
+                }
+            };
             spinning[t] = false;
             self.threads[t].steps += 1;
             if self.threads[t].steps > self.cfg.runtime.max_steps {
@@ -237,6 +286,10 @@ impl<'a> Execution<'a> {
             match pending {
                 Pending::Spin => {
                     spinning[t] = true;
+                    if let Some(p) = &mut self.pct {
+                        // A waiting thread must not keep the top priority.
+                        p.priorities[t] = 0;
+                    }
                     self.resume(t, Outcome::default());
                 }
                 Pending::Spawn(body) => {
@@ -489,14 +542,31 @@ pub(crate) fn run_live(
     let mut last_progress = Instant::now();
     let mut stacks = Vec::new();
     let mut stats = Stats::default();
-    let seeds: Vec<(u64, u64)> = match cfg.replay.as_deref().and_then(|s| s.strip_prefix("l1:")) {
-        Some(s) => vec![(0, s.parse().unwrap_or(0))],
+    // A replay string: `l1:<seed>`, or `l1:<seed>:<pct depth>:<pct steps>`.
+    let replay: Option<Vec<u64>> = cfg
+        .replay
+        .as_deref()
+        .and_then(|s| s.strip_prefix("l1:"))
+        .map(|s| s.split(':').map(|x| x.parse().unwrap_or(0)).collect());
+    let mut pct_depth = cfg.pct_depth;
+    let mut expected_steps = 100u64;
+    if let Some(r) = &replay {
+        if r.len() == 3 {
+            pct_depth = Some(r[1] as u32);
+            expected_steps = r[2];
+        }
+    }
+    let seeds: Vec<(u64, u64)> = match &replay {
+        Some(r) => vec![(0, r[0])],
         None => (0..iterations)
             .map(|i| (i, iteration_seed(seed, i)))
             .collect(),
     };
-    let mut found = None;
+    let mut found: Vec<(Box<Report>, u64)> = Vec::new();
+    let mut iterations_run = 0u64;
     let mut ops = 0u64;
+    // PCT's change points are drawn among the steps of the longest
+    // execution so far (`expected_steps`).
     for (i, s) in seeds {
         if cfg.time_budget.is_some_and(|b| start.elapsed() >= b) {
             stats.cut = true;
@@ -520,9 +590,15 @@ pub(crate) fn run_live(
             stores: Vec::new(),
             stacks: &mut stacks,
             ops: 0,
+            pct: None,
         };
+        let steps_now = expected_steps;
+        if let Some(depth) = pct_depth {
+            ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
+        }
         let end = ex.run(main.clone());
         ops += ex.ops;
+        expected_steps = expected_steps.max(ex.ops);
         ex.teardown();
         let failure = match end {
             End::Failed(f) => Some(f),
@@ -574,35 +650,61 @@ pub(crate) fn run_live(
                     events: vec![],
                 })
         });
+        iterations_run += 1;
         if let Some(failure) = failure {
-            found = Some(Box::new(Report {
+            // Each distinct bug is reported once, with how many iterations hit it.
+            if let Some(f) = found.iter_mut().find(|(r, _)| {
+                r.failure.kind == failure.kind && r.failure.message == failure.message
+            }) {
+                f.1 += 1;
+                continue;
+            }
+            found.push((Box::new(Report {
                 failure,
                 trace: vec![format!(
                     "(random executions on the live memory keep no trace; replay the seed to re-run it, {ops} operations so far)"
                 )],
-                replay: format!("l1:{s}"),
+                replay: match pct_depth {
+                    Some(d) => format!("l1:{s}:{d}:{steps_now}"),
+                    None => format!("l1:{s}"),
+                },
                 dot: String::new(),
                 execution_number: i + 1,
                 random_iteration: Some((i, s)),
-            }));
-            break;
+                hits: None,
+                others: Vec::new(),
+            }), 1));
+            continue;
         }
         if last_progress.elapsed() >= Duration::from_secs(if cfg.progress { 1 } else { 10 }) {
             last_progress = Instant::now();
             let secs = start.elapsed().as_secs_f64();
             eprintln!(
-                "c11check: {} random executions in {secs:.1}s ({:.0}/s, {:.1} M operations/s)",
+                "c11check: {} random executions in {secs:.1}s ({:.0}/s, {:.1} M operations/s), {} distinct bugs",
                 i + 1,
                 (i + 1) as f64 / secs,
-                ops as f64 / secs / 1e6
+                ops as f64 / secs / 1e6,
+                found.len()
             );
         }
     }
     install_shared(None);
     crate::MODELLING.with(|m| m.set(false));
     stats.elapsed = start.elapsed();
-    match found {
-        Some(r) => Err(r),
+    let mut found = found.into_iter();
+    match found.next() {
+        Some((mut r, hits)) => {
+            r.hits = Some((hits, iterations_run));
+            r.others = found
+                .map(|(o, h)| {
+                    (
+                        format!("{}: {}", o.failure.kind.title(), o.failure.message),
+                        h,
+                    )
+                })
+                .collect();
+            Err(r)
+        }
         None => Ok(Summary {
             blocked: stats.blocked,
             stats,

@@ -64,6 +64,10 @@ pub struct Report {
     pub execution_number: u64,
     /// In a random run: the iteration and its seed.
     pub random_iteration: Option<(u64, u64)>,
+    /// In a live random run: how many iterations hit this bug, of how many.
+    pub hits: Option<(u64, u64)>,
+    /// Other distinct bugs of the same run, with how many iterations hit each.
+    pub others: Vec<(String, u64)>,
 }
 
 impl fmt::Display for Report {
@@ -82,6 +86,12 @@ impl fmt::Display for Report {
             )?,
         }
         writeln!(f, "  {}", self.failure.message)?;
+        if let Some((hits, of)) = self.hits {
+            writeln!(f, "  (hit in {hits} of {of} iterations)")?;
+        }
+        for (what, hits) in &self.others {
+            writeln!(f, "  also: {what} (hit in {hits} iterations)")?;
+        }
         writeln!(f)?;
         writeln!(f, "The execution (each load names the store it read):")?;
         for line in &self.trace {

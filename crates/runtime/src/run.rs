@@ -35,6 +35,9 @@ pub struct RunConfig {
     /// Print a progress line to stderr every second (without it, every 10 s
     /// once the run is that long).
     pub progress: bool,
+    /// Live random mode: schedule with PCT of this depth instead of
+    /// uniformly at random.
+    pub pct_depth: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -47,6 +50,7 @@ impl Default for RunConfig {
             runtime: RuntimeOptions::default(),
             replay: None,
             progress: false,
+            pct_depth: None,
         }
     }
 }
@@ -151,6 +155,8 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             dot: String::new(),
             execution_number: 1,
             random_iteration: None,
+            hits: None,
+            others: Vec::new(),
         })
     })
 }
@@ -379,6 +385,8 @@ fn make_report(
         failure,
         execution_number: n,
         random_iteration: None,
+        hits: None,
+        others: Vec::new(),
     }
 }
 
