@@ -49,6 +49,11 @@ struct LitmusArgs {
     /// consistent; the states found are a subset of the exhaustive ones).
     #[arg(long, value_name = "N")]
     random: Option<u64>,
+    /// Run the random executions on the live memory (C11Tester's
+    /// operational model: no execution graph, bounded memory; SeqCst
+    /// operations ordered as executed).
+    #[arg(long, requires = "random")]
+    live: bool,
     /// Seed of a random run.
     #[arg(long, default_value_t = 0xC11C)]
     seed: u64,
@@ -110,6 +115,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         max_executions: args.max_executions,
         time_budget: args.timeout.map(Duration::from_secs_f64),
         random: args.random.map(|n| (n, args.seed)),
+        live: args.live,
     };
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for p in &args.paths {

@@ -5,6 +5,7 @@ pub mod expect;
 pub mod herd;
 pub mod interp;
 pub mod lexer;
+pub mod live;
 pub mod parser;
 pub mod run;
 

@@ -18,6 +18,9 @@ pub struct RunOptions {
     pub time_budget: Option<Duration>,
     /// `Some((iterations, seed))`: random executions instead of all of them.
     pub random: Option<(u64, u64)>,
+    /// Random executions run on the live memory (C11Tester's model) rather
+    /// than as execution graphs.
+    pub live: bool,
 }
 
 impl Default for RunOptions {
@@ -28,6 +31,7 @@ impl Default for RunOptions {
             max_executions: None,
             time_budget: None,
             random: None,
+            live: false,
         }
     }
 }
@@ -311,6 +315,32 @@ pub fn run_test_with(
         *states.entry(vals).or_insert(0) += 1;
         true
     };
+    if let (true, Some((iterations, seed))) = (opts.live, opts.random) {
+        let start = std::time::Instant::now();
+        let o = crate::live::run_live(test, opts.model, opts.loop_bound, iterations, seed);
+        let ok = match test.condition.quantifier {
+            Quantifier::Exists => o.positive > 0,
+            Quantifier::NotExists => o.positive == 0,
+            Quantifier::Forall => o.negative == 0,
+        };
+        return TestReport {
+            name: test.name.clone(),
+            model: opts.model.name().to_string(),
+            keys,
+            states: o.states,
+            ok,
+            positive: o.positive,
+            negative: o.negative,
+            race: o.race,
+            stats: Stats {
+                executions: o.executions,
+                blocked: o.blocked,
+                elapsed: start.elapsed(),
+                ..Stats::default()
+            },
+            condition: test.condition.clone(),
+        };
+    }
     let stats = match opts.random {
         None => exhaustive::explore(&mut program, &config, &mut visit),
         Some((iterations, seed)) => c11check_explore::random::explore(

@@ -144,6 +144,8 @@ pub struct LiveMemory {
     locs: Vec<LocState>,
     nodes: HashMap<NodeId, Node, SeqBuild>,
     stats: LiveStats,
+    /// The clock SeqCst operations synchronise through (see [`Self::sc_sync`]).
+    sc_clock: Vec<u64>,
     /// Prune when the mo-graph has this many stores (see [`Self::prune`]).
     prune_at: usize,
     /// Smallest `prune_at` (pruning at least this often keeps memory flat).
@@ -163,6 +165,7 @@ impl LiveMemory {
             stats: LiveStats::default(),
             prune_at: 4096,
             prune_min: 4096,
+            sc_clock: Vec::new(),
         };
         m.add_thread(None);
         m
@@ -626,6 +629,18 @@ impl LiveMemory {
         );
     }
 
+    /// SeqCst operations (and fences) synchronise through one global clock
+    /// in execution order, as if each were an acq_rel RMW of one location,
+    /// before and after their access. This is stronger than C++20's SC
+    /// axiom (psc acyclic; C11Tester's own C++11 fence rules are weaker than
+    /// it and let IRIW with SeqCst fences show its forbidden outcome): no
+    /// execution the model forbids is produced, some it allows are not.
+    fn sc_sync(&mut self, t: u32) {
+        let th = &mut self.threads[t as usize];
+        join_into(&mut th.clock, &self.sc_clock);
+        self.sc_clock.clone_from(&th.clock);
+    }
+
     /// An atomic (or plain) load; `choose(n)` picks one of `n` candidates.
     pub fn load(
         &mut self,
@@ -638,6 +653,9 @@ impl LiveMemory {
         let ord = self.effective(ord);
         let seq = self.tick(t);
         let sc = ord.is_sc();
+        if sc {
+            self.sc_sync(t);
+        }
         let cands = self.may_read_from(t, loc, sc, false);
         let s = self.read_from(t, loc, ord, sc, &|_| false, cands, choose);
         self.push_entry(
@@ -650,6 +668,9 @@ impl LiveMemory {
                 sc,
             },
         );
+        if sc {
+            self.sc_sync(t);
+        }
         self.node(s).val
     }
 
@@ -657,8 +678,14 @@ impl LiveMemory {
         self.maybe_prune();
         let ord = self.effective(ord);
         let seq = self.tick(t);
+        if ord.is_sc() {
+            self.sc_sync(t);
+        }
         let id = self.new_store(t, seq, val, ord, None);
         self.finish_store(t, loc, id, ord.is_sc());
+        if ord.is_sc() {
+            self.sc_sync(t);
+        }
     }
 
     /// The write half of an RMW of thread `t` that read `s` (at `seq`).
@@ -684,10 +711,16 @@ impl LiveMemory {
         let ord = self.effective(ord);
         let seq = self.tick(t);
         let sc = ord.is_sc();
+        if sc {
+            self.sc_sync(t);
+        }
         let cands = self.may_read_from(t, loc, sc, true);
         let s = self.read_from(t, loc, ord.read_half(), sc, &|_| true, cands, choose);
         let old = self.node(s).val;
         self.rmw_write(t, loc, seq, s, width.normalize(op.apply(old, operand)), ord);
+        if sc {
+            self.sc_sync(t);
+        }
         old
     }
 
@@ -708,7 +741,10 @@ impl LiveMemory {
         self.maybe_prune();
         let (success, failure) = (self.effective(success), self.effective(failure));
         let seq = self.tick(t);
-        let sc = success.is_sc();
+        let sc = success.is_sc() || failure.is_sc();
+        if sc {
+            self.sc_sync(t);
+        }
         // A CAS that reads the expected value writes, so it may only read a
         // store no other RMW has read; any other store it reads as a load.
         let cands: Vec<NodeId> = self
@@ -745,6 +781,9 @@ impl LiveMemory {
                 },
             );
         }
+        if sc {
+            self.sc_sync(t);
+        }
         (old, wrote)
     }
 
@@ -761,6 +800,7 @@ impl LiveMemory {
         }
         if ord.is_sc() {
             th.sc_fences.push(seq);
+            self.sc_sync(t);
         }
     }
 

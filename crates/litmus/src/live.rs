@@ -1,0 +1,250 @@
+//! Random executions of a litmus test on the live memory
+//! (`c11check_model::live`, C11Tester's operational model): each thread is
+//! interpreted step by step and every operation is answered at once.
+
+use crate::ast::*;
+use crate::interp::{run_thread, Reply, ThreadEnd};
+use crate::run::{observed_locs, state_keys, state_of};
+use c11check_explore::random::iteration_seed;
+use c11check_model::live::LiveMemory;
+use c11check_model::{Action, BlockReason, Loc, MemOrder, Model, Value};
+use std::collections::BTreeMap;
+
+/// What the live iterations of a test found.
+pub struct LiveOutcome {
+    pub states: BTreeMap<Vec<Value>, u64>,
+    pub positive: u64,
+    pub negative: u64,
+    pub race: bool,
+    pub executions: u64,
+    pub blocked: u64,
+}
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// The next operation of thread `t` after the replies it got so far, or its end.
+fn next(
+    test: &LitmusTest,
+    t: usize,
+    loop_bound: u32,
+    replies: &[Reply],
+) -> Result<ThreadEnd, Action> {
+    let mut i = 0;
+    let mut pending = None;
+    let r = run_thread(test, t, loop_bound, &mut |a| match replies.get(i) {
+        Some(r) => {
+            i += 1;
+            Some(*r)
+        }
+        None => {
+            pending = Some(a);
+            None
+        }
+    });
+    r.map_err(|_| pending.expect("a pending operation"))
+}
+
+/// Runs `iterations` live executions of `test` from `seed`.
+pub fn run_live(
+    test: &LitmusTest,
+    model: Model,
+    loop_bound: u32,
+    iterations: u64,
+    seed: u64,
+) -> LiveOutcome {
+    let keys = state_keys(test);
+    let observed = observed_locs(test, &keys);
+    let n = test.threads.len();
+    let mut out = LiveOutcome {
+        states: BTreeMap::new(),
+        positive: 0,
+        negative: 0,
+        race: false,
+        executions: 0,
+        blocked: 0,
+    };
+    for i in 0..iterations {
+        let mut rng = Rng(iteration_seed(seed, i));
+        let mut mem = LiveMemory::new(model == Model::Sc);
+        for &v in &test.init {
+            mem.add_loc(v);
+        }
+        let tids: Vec<u32> = (0..n)
+            .map(|t| if t == 0 { 0 } else { mem.add_thread(None) })
+            .collect();
+        let mut replies: Vec<Vec<Reply>> = vec![Vec::new(); n];
+        let mut ends: Vec<Option<ThreadEnd>> = (0..n).map(|_| None).collect();
+        // A lock wait: the lock and how many stores it had.
+        let mut waits: Vec<Option<(Loc, u64)>> = vec![None; n];
+        let mut last_cas: Vec<Option<(Loc, Value)>> = vec![None; n];
+        let mut stores: Vec<(u64, Value)> = vec![(0, 0); test.init.len()];
+        let mut blocked = false;
+        loop {
+            let ready: Vec<usize> = (0..n)
+                .filter(|&t| ends[t].is_none())
+                .filter(|&t| waits[t].is_none_or(|(l, k)| stores[l.0 as usize].0 > k))
+                .collect();
+            if ready.is_empty() {
+                // Everything ended, or lock waits nothing will release.
+                blocked |= ends.iter().any(Option::is_none);
+                break;
+            }
+            let t = ready[rng.below(ready.len())];
+            waits[t] = None;
+            let tid = tids[t];
+            let action = match next(test, t, loop_bound, &replies[t]) {
+                Ok(end) => {
+                    blocked |= end.blocked;
+                    ends[t] = Some(end);
+                    mem.finish(tid);
+                    continue;
+                }
+                Err(a) => a,
+            };
+            let mut choose = |k: usize| rng.below(k);
+            let reply = match action {
+                Action::Load { loc, ord } => {
+                    out.race |= mem.race_check(tid, loc, false, ord.is_atomic()).is_some();
+                    let ord = if ord.is_atomic() {
+                        ord
+                    } else {
+                        MemOrder::Relaxed
+                    };
+                    Reply {
+                        val: mem.load(tid, loc, ord, &mut choose),
+                        wrote: false,
+                    }
+                }
+                Action::Store { loc, ord, val } => {
+                    out.race |= mem.race_check(tid, loc, true, ord.is_atomic()).is_some();
+                    let ord = if ord.is_atomic() {
+                        ord
+                    } else {
+                        MemOrder::Relaxed
+                    };
+                    mem.store(tid, loc, ord, val);
+                    stores[loc.0 as usize] = (stores[loc.0 as usize].0 + 1, val);
+                    Reply {
+                        val: 0,
+                        wrote: true,
+                    }
+                }
+                Action::Rmw {
+                    loc,
+                    ord,
+                    op,
+                    operand,
+                    width,
+                } => {
+                    out.race |= mem.race_check(tid, loc, true, true).is_some();
+                    let old = mem.rmw(tid, loc, ord, op, operand, width, &mut choose);
+                    let new = width.normalize(op.apply(old, operand));
+                    stores[loc.0 as usize] = (stores[loc.0 as usize].0 + 1, new);
+                    Reply {
+                        val: old,
+                        wrote: true,
+                    }
+                }
+                Action::Cas {
+                    loc,
+                    expected,
+                    new,
+                    success,
+                    failure,
+                    weak,
+                } => {
+                    out.race |= mem.race_check(tid, loc, true, true).is_some();
+                    let spurious = weak && rng.below(4) == 0;
+                    let mut choose = |k: usize| rng.below(k);
+                    let (old, ok) = mem.cas(
+                        tid,
+                        loc,
+                        expected,
+                        new,
+                        success,
+                        failure,
+                        spurious,
+                        &mut choose,
+                    );
+                    if ok {
+                        stores[loc.0 as usize] = (stores[loc.0 as usize].0 + 1, new);
+                    }
+                    last_cas[t] = Some((loc, old));
+                    Reply {
+                        val: old,
+                        wrote: ok,
+                    }
+                }
+                Action::Fence { ord } => {
+                    mem.fence(tid, ord);
+                    Reply {
+                        val: 0,
+                        wrote: false,
+                    }
+                }
+                Action::Block {
+                    reason: BlockReason::LockHeld,
+                } => {
+                    // Take the failed acquisition back and retry it once the
+                    // lock is written again (at once if it read an old value).
+                    replies[t].pop();
+                    if let Some((loc, read)) = last_cas[t] {
+                        let (k, last) = stores[loc.0 as usize];
+                        let stale = k > 0 && last != read;
+                        waits[t] = Some((loc, if stale { k - 1 } else { k }));
+                    }
+                    continue;
+                }
+                Action::Block { .. } => {
+                    blocked = true;
+                    break;
+                }
+                other => panic!("c11check: a litmus thread asked for {other}"),
+            };
+            replies[t].push(reply);
+        }
+        if blocked {
+            out.blocked += 1;
+            continue;
+        }
+        out.executions += 1;
+        let locals = |t: u32, r: &str| -> Value {
+            let th = &test.threads[t as usize];
+            th.locals
+                .iter()
+                .position(|l| l == r)
+                .and_then(|i| {
+                    ends[t as usize]
+                        .as_ref()
+                        .and_then(|e| e.locals.get(i).copied())
+                })
+                .unwrap_or(0)
+        };
+        let finals: Vec<(Loc, Value)> = observed
+            .iter()
+            .map(|&l| (l, mem.final_value(l, &mut |k| rng.below(k))))
+            .collect();
+        let final_loc = |l: Loc| finals.iter().find(|(x, _)| *x == l).map_or(0, |(_, v)| *v);
+        let vals = state_of(test, &keys, &locals, &final_loc);
+        let holds = test.condition.prop.eval(&|k: &Key| {
+            let i = keys.iter().position(|x| x == k).unwrap();
+            vals[i]
+        });
+        if holds {
+            out.positive += 1;
+        } else {
+            out.negative += 1;
+        }
+        *out.states.entry(vals).or_insert(0) += 1;
+    }
+    out
+}
