@@ -5,7 +5,7 @@
 use crate::ast::*;
 use crate::interp::{run_thread, Reply, ThreadEnd};
 use crate::run::{observed_locs, state_keys, state_of};
-use c11check_explore::random::iteration_seed;
+use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_model::live::LiveMemory;
 use c11check_model::{Action, BlockReason, Loc, MemOrder, Model, Value};
 use std::collections::BTreeMap;
@@ -18,17 +18,6 @@ pub struct LiveOutcome {
     pub race: bool,
     pub executions: u64,
     pub blocked: u64,
-}
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
 }
 
 /// The next operation of thread `t` after the replies it got so far, or its end.
@@ -73,7 +62,7 @@ pub fn run_live(
         blocked: 0,
     };
     for i in 0..iterations {
-        let mut rng = Rng(iteration_seed(seed, i));
+        let mut rng = SplitMix64::new(iteration_seed(seed, i));
         let mut mem = LiveMemory::new(model == Model::Sc);
         for &v in &test.init {
             mem.add_loc(v);

@@ -11,7 +11,7 @@ use crate::{
     install_shared, take_last_panic, FiberYielder, LocCell, Outcome, Request, Shared, Site,
     ThreadMain, ThreadResult,
 };
-use c11check_explore::random::iteration_seed;
+use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_explore::Stats;
 use c11check_model::live::LiveMemory;
 use c11check_model::{Action, BlockReason, MemOrder, Model};
@@ -26,20 +26,8 @@ use std::time::{Duration, Instant};
 
 type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
 
-/// SplitMix64 (the schedule and the reads-from choices of one iteration).
-pub(crate) struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// The schedule and the reads-from choices of one iteration.
+pub(crate) type Rng = SplitMix64;
 
 /// Probabilistic concurrency testing (Burckhardt et al.): threads get random
 /// distinct priorities, the highest runnable one runs, and at `depth - 1`
@@ -59,7 +47,7 @@ impl Pct {
         Pct {
             depth,
             priorities: Vec::new(),
-            change_points: (1..depth.max(1)).map(|_| 1 + rng.next() % k).collect(),
+            change_points: (1..depth.max(1)).map(|_| 1 + rng.next_u64() % k).collect(),
             step: 0,
         }
     }
@@ -70,7 +58,7 @@ impl Pct {
             }
             if self.priorities[t] == u64::MAX {
                 // A new thread: a random priority above every change point.
-                self.priorities[t] = self.depth as u64 + 1 + rng.next() % (1 << 40);
+                self.priorities[t] = self.depth as u64 + 1 + rng.next_u64() % (1 << 40);
             }
         }
         *ready.iter().max_by_key(|&&t| self.priorities[t]).unwrap()
@@ -586,7 +574,7 @@ pub(crate) fn run_live(
             mem: LiveMemory::new(cfg.model == Model::Sc),
             threads: Vec::new(),
             bodies: Vec::new(),
-            rng: Rng(s),
+            rng: Rng::new(s),
             stores: Vec::new(),
             stacks: &mut stacks,
             ops: 0,
