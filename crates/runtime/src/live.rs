@@ -227,6 +227,7 @@ impl<'a> Execution<'a> {
         });
         self.start_thread(0, body);
         let mut spinning: Vec<bool> = Vec::new();
+        let mut last: Option<usize> = None;
         loop {
             let mut ready: Vec<usize> = (0..self.threads.len())
                 .filter(|&t| self.runnable(t))
@@ -239,7 +240,18 @@ impl<'a> Execution<'a> {
             if ready.iter().any(|&t| !spinning[t]) {
                 ready.retain(|&t| !spinning[t]);
             }
+            // A thread's run of consecutive non-SeqCst stores goes on without
+            // interruption (c11tester.md Fig. 4: otherwise the first stores of
+            // a run are far more likely to be read than the last ones).
+            let store_run = last.filter(|&u| {
+                ready.contains(&u)
+                    && matches!(
+                        self.threads[u].pending,
+                        Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
+                    )
+            });
             let t = match &mut self.pct {
+                None if store_run.is_some() => store_run.unwrap(),
                 None => ready[self.rng.below(ready.len())],
                 Some(p) => {
                     p.step += 1;
@@ -253,6 +265,12 @@ impl<'a> Execution<'a> {
                 }
             };
             spinning[t] = false;
+            // Whether this step is a store that may start or continue a run.
+            last = matches!(
+                self.threads[t].pending,
+                Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
+            )
+            .then_some(t);
             self.threads[t].steps += 1;
             if self.threads[t].steps > self.cfg.runtime.max_steps {
                 return End::Failed(Failure {
@@ -664,7 +682,10 @@ pub(crate) fn run_live(
             }), 1));
             continue;
         }
-        if last_progress.elapsed() >= Duration::from_secs(if cfg.progress { 1 } else { 10 }) {
+        // A progress line a second once the run is longer than a second.
+        if start.elapsed() >= Duration::from_secs(1)
+            && last_progress.elapsed() >= Duration::from_secs(1)
+        {
             last_progress = Instant::now();
             let secs = start.elapsed().as_secs_f64();
             eprintln!(
