@@ -6,41 +6,15 @@
 #[path = "../examples/seqlock.rs"]
 mod seqlock;
 
+mod common;
+
 use c11check::cell::UnsafeCell;
 use c11check::model::{Builder, FailureKind};
 use c11check::sync::atomic::{AtomicUsize, Ordering};
 use c11check::sync::{Arc, Mutex};
 use c11check::thread;
+use common::outcomes;
 use std::collections::BTreeSet;
-use std::sync::Mutex as StdMutex;
-
-fn sb() -> Vec<usize> {
-    let (x, y) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    thread::scope(|s| {
-        let a = s.spawn(|| {
-            x.store(1, Ordering::Relaxed);
-            y.load(Ordering::Relaxed)
-        });
-        let b = s.spawn(|| {
-            y.store(1, Ordering::Relaxed);
-            x.load(Ordering::Relaxed)
-        });
-        vec![a.join().unwrap(), b.join().unwrap()]
-    })
-}
-
-fn outcomes(b: Builder) -> (Vec<Vec<usize>>, u64) {
-    let seen = std::sync::Arc::new(StdMutex::new(Vec::new()));
-    let s2 = seen.clone();
-    let summary = b
-        .explore(move || {
-            let v = sb();
-            s2.lock().unwrap().push(v);
-        })
-        .unwrap_or_else(|r| panic!("{r}"));
-    let v = std::mem::take(&mut *seen.lock().unwrap());
-    (v, summary.stats.executions)
-}
 
 #[test]
 fn live_outcomes_are_exhaustive_ones_and_reach_them_all() {

@@ -7,7 +7,7 @@ use crate::interp::{run_thread, Reply, ThreadEnd};
 use crate::run::{observed_locs, state_keys, state_of};
 use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_model::live::LiveMemory;
-use c11check_model::{Action, BlockReason, Loc, MemOrder, Model, Value};
+use c11check_model::{Action, BlockReason, Loc, Model, Value};
 use std::collections::BTreeMap;
 
 /// What the live iterations of a test found.
@@ -99,85 +99,26 @@ pub fn run_live(
                 }
                 Err(a) => a,
             };
-            let mut choose = |k: usize| rng.below(k);
             let reply = match action {
-                Action::Load { loc, ord } => {
-                    out.race |= mem.race_check(tid, loc, false, ord.is_atomic()).is_some();
-                    let ord = if ord.is_atomic() {
-                        ord
-                    } else {
-                        MemOrder::Relaxed
-                    };
-                    Reply {
-                        val: mem.load(tid, loc, ord, &mut choose),
-                        wrote: false,
+                Action::Load { .. }
+                | Action::Store { .. }
+                | Action::Rmw { .. }
+                | Action::Cas { .. }
+                | Action::Fence { .. } => {
+                    let spurious = rng.below(4) == 0;
+                    let p = mem
+                        .perform(tid, action, spurious, &mut |k| rng.below(k))
+                        .expect("a memory action");
+                    out.race |= p.race.is_some();
+                    if let (Some(v), Some(loc)) = (p.written, action.loc()) {
+                        stores[loc.0 as usize] = (stores[loc.0 as usize].0 + 1, v);
                     }
-                }
-                Action::Store { loc, ord, val } => {
-                    out.race |= mem.race_check(tid, loc, true, ord.is_atomic()).is_some();
-                    let ord = if ord.is_atomic() {
-                        ord
-                    } else {
-                        MemOrder::Relaxed
-                    };
-                    mem.store(tid, loc, ord, val);
-                    stores[loc.0 as usize] = (stores[loc.0 as usize].0 + 1, val);
-                    Reply {
-                        val: 0,
-                        wrote: true,
+                    if let Action::Cas { loc, .. } = action {
+                        last_cas[t] = Some((loc, p.val));
                     }
-                }
-                Action::Rmw {
-                    loc,
-                    ord,
-                    op,
-                    operand,
-                    width,
-                } => {
-                    out.race |= mem.race_check(tid, loc, true, true).is_some();
-                    let old = mem.rmw(tid, loc, ord, op, operand, width, &mut choose);
-                    let new = width.normalize(op.apply(old, operand));
-                    stores[loc.0 as usize] = (stores[loc.0 as usize].0 + 1, new);
                     Reply {
-                        val: old,
-                        wrote: true,
-                    }
-                }
-                Action::Cas {
-                    loc,
-                    expected,
-                    new,
-                    success,
-                    failure,
-                    weak,
-                } => {
-                    out.race |= mem.race_check(tid, loc, true, true).is_some();
-                    let spurious = weak && rng.below(4) == 0;
-                    let mut choose = |k: usize| rng.below(k);
-                    let (old, ok) = mem.cas(
-                        tid,
-                        loc,
-                        expected,
-                        new,
-                        success,
-                        failure,
-                        spurious,
-                        &mut choose,
-                    );
-                    if ok {
-                        stores[loc.0 as usize] = (stores[loc.0 as usize].0 + 1, new);
-                    }
-                    last_cas[t] = Some((loc, old));
-                    Reply {
-                        val: old,
-                        wrote: ok,
-                    }
-                }
-                Action::Fence { ord } => {
-                    mem.fence(tid, ord);
-                    Reply {
-                        val: 0,
-                        wrote: false,
+                        val: p.val,
+                        wrote: p.written.is_some(),
                     }
                 }
                 Action::Block {

@@ -21,7 +21,7 @@
 //!   view can reach, so a writer doing millions of stores while a reader
 //!   reads needs memory for the stores the reader has not passed yet.
 
-use crate::{Loc, MemOrder, RmwOp, Value, Width};
+use crate::{Action, Loc, MemOrder, RmwOp, Value, Width};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -134,6 +134,17 @@ pub struct LiveStats {
     pub peak_stores: usize,
     /// Stores dropped by pruning.
     pub pruned: u64,
+}
+
+/// What [`LiveMemory::perform`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Performed {
+    /// The value read (0 for stores and fences).
+    pub val: Value,
+    /// The value written, if the action wrote.
+    pub written: Option<Value>,
+    /// The thread of an earlier access this one races with.
+    pub race: Option<u32>,
 }
 
 /// The state of one random execution under C11Tester's operational model.
@@ -802,6 +813,71 @@ impl LiveMemory {
             th.sc_fences.push(seq);
             self.sc_sync(t);
         }
+    }
+
+    /// Performs a memory action (load, store, RMW, compare-exchange, fence)
+    /// of thread `t`, race-checking it first; plain accesses then act as
+    /// relaxed ones. A weak compare-exchange fails if `spurious`. `None` for
+    /// actions that are not memory operations.
+    pub fn perform(
+        &mut self,
+        t: u32,
+        action: Action,
+        spurious: bool,
+        choose: &mut dyn FnMut(usize) -> usize,
+    ) -> Option<Performed> {
+        let race = action.loc().and_then(|loc| {
+            let (write, atomic) = match action {
+                Action::Load { ord, .. } => (false, ord.is_atomic()),
+                Action::Store { ord, .. } => (true, ord.is_atomic()),
+                _ => (true, true),
+            };
+            self.race_check(t, loc, write, atomic)
+        });
+        let atomic = |o: MemOrder| if o.is_atomic() { o } else { MemOrder::Relaxed };
+        let (val, written) = match action {
+            Action::Load { loc, ord } => (self.load(t, loc, atomic(ord), choose), None),
+            Action::Store { loc, ord, val } => {
+                self.store(t, loc, atomic(ord), val);
+                (0, Some(val))
+            }
+            Action::Rmw {
+                loc,
+                ord,
+                op,
+                operand,
+                width,
+            } => {
+                let old = self.rmw(t, loc, ord, op, operand, width, choose);
+                (old, Some(width.normalize(op.apply(old, operand))))
+            }
+            Action::Cas {
+                loc,
+                expected,
+                new,
+                success,
+                failure,
+                weak,
+            } => {
+                let (old, ok) = self.cas(
+                    t,
+                    loc,
+                    expected,
+                    new,
+                    success,
+                    failure,
+                    weak && spurious,
+                    choose,
+                );
+                (old, ok.then_some(new))
+            }
+            Action::Fence { ord } => {
+                self.fence(t, ord);
+                (0, None)
+            }
+            _ => return None,
+        };
+        Some(Performed { val, written, race })
     }
 
     /// Checks the access thread `t` is about to make to `loc` (call it just

@@ -14,7 +14,7 @@ use crate::{
 use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_explore::Stats;
 use c11check_model::live::LiveMemory;
-use c11check_model::{Action, BlockReason, MemOrder, Model};
+use c11check_model::{Action, BlockReason, Model};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 use std::any::Any;
@@ -332,73 +332,36 @@ impl<'a> Execution<'a> {
     /// comes back as a failure.
     fn perform(&mut self, t: usize, action: Action) -> Option<Failure> {
         let tid = t as u32;
-        let rng = &mut self.rng;
-        let mut choose = |n: usize| rng.below(n);
         let outcome = match action {
-            Action::Load { loc, ord } => {
-                if let Some(f) = race(&mut self.mem, tid, loc, false, ord) {
-                    return Some(f);
-                }
-                let ord = if ord == MemOrder::NonAtomic {
-                    MemOrder::Relaxed
-                } else {
-                    ord
-                };
-                Outcome {
-                    val: self.mem.load(tid, loc, ord, &mut choose),
-                    ok: false,
-                }
-            }
-            Action::Store { loc, ord, val } => {
-                if let Some(f) = race(&mut self.mem, tid, loc, true, ord) {
-                    return Some(f);
-                }
-                let ord = if ord == MemOrder::NonAtomic {
-                    MemOrder::Relaxed
-                } else {
-                    ord
-                };
-                self.mem.store(tid, loc, ord, val);
-                self.count_store(loc, val);
-                Outcome::default()
-            }
-            Action::Rmw {
-                loc,
-                ord,
-                op,
-                operand,
-                width,
-            } => {
-                let val = self.mem.rmw(tid, loc, ord, op, operand, width, &mut choose);
-                self.count_store(loc, width.normalize(op.apply(val, operand)));
-                Outcome { val, ok: true }
-            }
-            Action::Cas {
-                loc,
-                expected,
-                new,
-                success,
-                failure,
-                weak,
-            } => {
-                let spurious = weak && self.rng.below(4) == 0;
+            Action::Load { loc, .. }
+            | Action::Store { loc, .. }
+            | Action::Rmw { loc, .. }
+            | Action::Cas { loc, .. } => {
+                let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
                 let mut choose = |n: usize| rng.below(n);
-                let (val, ok) = self.mem.cas(
-                    tid,
-                    loc,
-                    expected,
-                    new,
-                    success,
-                    failure,
-                    spurious,
-                    &mut choose,
-                );
-                if ok {
-                    self.count_store(loc, new);
+                let p = self
+                    .mem
+                    .perform(tid, action, spurious, &mut choose)
+                    .expect("a memory action");
+                if let Some(other) = p.race {
+                    return Some(race_failure(
+                        tid,
+                        other,
+                        loc,
+                        !matches!(action, Action::Load { .. }),
+                    ));
                 }
-                self.threads[t].last_cas_read = Some(val);
-                Outcome { val, ok }
+                if let Some(v) = p.written {
+                    self.count_store(loc, v);
+                }
+                if matches!(action, Action::Cas { .. }) {
+                    self.threads[t].last_cas_read = Some(p.val);
+                }
+                Outcome {
+                    val: p.val,
+                    ok: p.written.is_some(),
+                }
             }
             Action::Fence { ord } => {
                 self.mem.fence(tid, ord);
@@ -512,16 +475,9 @@ impl<'a> Execution<'a> {
     }
 }
 
-/// Data-race check of a plain access (or an atomic one against plain ones).
-fn race(
-    mem: &mut LiveMemory,
-    t: u32,
-    loc: c11check_model::Loc,
-    write: bool,
-    ord: MemOrder,
-) -> Option<Failure> {
-    let other = mem.race_check(t, loc, write, ord.is_atomic())?;
-    Some(Failure {
+/// The report of a data race between thread `t`'s access and `other`'s.
+fn race_failure(t: u32, other: u32, loc: c11check_model::Loc, write: bool) -> Failure {
+    Failure {
         kind: FailureKind::DataRace,
         message: format!(
             "data race on loc{}: a {} by thread {t} and an earlier access by thread {other} are not ordered by happens-before",
@@ -530,7 +486,7 @@ fn race(
         ),
         threads: vec![other, t],
         events: vec![],
-    })
+    }
 }
 
 /// Runs `iterations` live executions of `main` (or replays one seed).
