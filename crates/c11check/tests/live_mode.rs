@@ -87,6 +87,14 @@ fn live_finds_the_seqlock_bug_and_replays_its_seed() {
     assert!(rep
         .to_string()
         .contains(&format!("hit in {hits} of 2000 iterations")));
+    // The report shows the operations that led there, with source lines.
+    assert!(rep.trace.len() > 5, "{rep}");
+    assert!(
+        rep.trace
+            .iter()
+            .any(|l| l.starts_with("T1: W") && l.contains("seqlock.rs")),
+        "{rep}"
+    );
     let again = seqlock::check_with(Builder::new().replay(&rep.replay), false)
         .expect_err("the replay fails the same way");
     assert_eq!(again.failure.message, rep.failure.message);

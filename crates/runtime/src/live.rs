@@ -101,7 +101,13 @@ struct Execution<'a> {
     stacks: &'a mut Vec<DefaultStack>,
     ops: u64,
     pct: Option<Pct>,
+    /// The last operations (thread, action, value returned, where), for the
+    /// report: a live execution keeps no graph.
+    recent: std::collections::VecDeque<(u32, Action, i64, Site)>,
 }
+
+/// Operations a live report shows (the last ones before the bug).
+const RECENT: usize = 40;
 
 /// How an execution ended.
 enum End {
@@ -312,10 +318,9 @@ impl<'a> Execution<'a> {
                 }
                 Pending::Act(action, bind, site) => {
                     let action = self.location(bind, action);
-                    if let Some(f) = self.perform(t, action) {
+                    if let Some(f) = self.perform(t, action, site) {
                         return End::Failed(f);
                     }
-                    let _ = site;
                 }
                 Pending::Finished | Pending::Dead => unreachable!(),
             }
@@ -330,7 +335,7 @@ impl<'a> Execution<'a> {
 
     /// Performs a memory operation of thread `t` and resumes it; a data race
     /// comes back as a failure.
-    fn perform(&mut self, t: usize, action: Action) -> Option<Failure> {
+    fn perform(&mut self, t: usize, action: Action, site: Site) -> Option<Failure> {
         let tid = t as u32;
         let outcome = match action {
             Action::Load { loc, .. }
@@ -385,6 +390,10 @@ impl<'a> Execution<'a> {
             }
             Action::Spawn { .. } | Action::Finish => Outcome::default(),
         };
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((tid, action, outcome.val, site));
         self.resume(t, outcome);
         // A lock wait: remember how many stores the lock had.
         if let Some(Pending::Act(
@@ -553,12 +562,23 @@ pub(crate) fn run_live(
             stacks: &mut stacks,
             ops: 0,
             pct: None,
+            recent: std::collections::VecDeque::new(),
         };
         let steps_now = expected_steps;
         if let Some(depth) = pct_depth {
             ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
         }
         let end = ex.run(main.clone());
+        let recent: Vec<String> = ex
+            .recent
+            .iter()
+            .map(|(t, a, v, site)| match a {
+                Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. } => {
+                    format!("T{t}: {a} = {v} at {site}")
+                }
+                _ => format!("T{t}: {a} at {site}"),
+            })
+            .collect();
         ops += ex.ops;
         expected_steps = expected_steps.max(ex.ops);
         ex.teardown();
@@ -615,27 +635,39 @@ pub(crate) fn run_live(
         iterations_run += 1;
         if let Some(failure) = failure {
             // Each distinct bug is reported once, with how many iterations hit it.
+            // The same bug with other values (an assertion's `left`/`right`)
+            // is the same bug: compare the first line of the message.
+            let first = |m: &str| m.lines().next().unwrap_or("").to_string();
             if let Some(f) = found.iter_mut().find(|(r, _)| {
-                r.failure.kind == failure.kind && r.failure.message == failure.message
+                r.failure.kind == failure.kind
+                    && first(&r.failure.message) == first(&failure.message)
             }) {
                 f.1 += 1;
                 continue;
             }
-            found.push((Box::new(Report {
-                failure,
-                trace: vec![format!(
-                    "(random executions on the live memory keep no trace; replay the seed to re-run it, {ops} operations so far)"
-                )],
-                replay: match pct_depth {
-                    Some(d) => format!("l1:{s}:{d}:{steps_now}"),
-                    None => format!("l1:{s}"),
-                },
-                dot: String::new(),
-                execution_number: i + 1,
-                random_iteration: Some((i, s)),
-                hits: None,
-                others: Vec::new(),
-            }), 1));
+            found.push((
+                Box::new(Report {
+                    failure,
+                    trace: {
+                        let mut t = vec![format!(
+                        "(the last {} operations of this execution; the live memory keeps no more)",
+                        recent.len()
+                    )];
+                        t.extend(recent.iter().cloned());
+                        t
+                    },
+                    replay: match pct_depth {
+                        Some(d) => format!("l1:{s}:{d}:{steps_now}"),
+                        None => format!("l1:{s}"),
+                    },
+                    dot: String::new(),
+                    execution_number: i + 1,
+                    random_iteration: Some((i, s)),
+                    hits: None,
+                    others: Vec::new(),
+                }),
+                1,
+            ));
             continue;
         }
         // A progress line a second once the run is longer than a second.
