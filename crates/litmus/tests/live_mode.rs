@@ -4,6 +4,8 @@
 //! operations (whose order the live memory ties to execution order) enough
 //! random executions find all of them.
 
+mod common;
+
 use c11check_litmus::ast::Key;
 use c11check_litmus::parser::parse;
 use c11check_litmus::{run_test, RunOptions};
@@ -222,19 +224,11 @@ fn check(
     Ok(())
 }
 
-/// The property-test seed: fixed for CI, `C11CHECK_PROPTEST_SEED` to search elsewhere.
-fn seed() -> u64 {
-    std::env::var("C11CHECK_PROPTEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x11FE)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 200,
         failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0x11FE)),
         ..ProptestConfig::default()
     })]
 

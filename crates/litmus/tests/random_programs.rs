@@ -2,6 +2,8 @@
 //! CASes, fences, non-atomic accesses in every memory order), the explorer
 //! visits exactly the executions the brute-force checker enumerates, each once.
 
+mod common;
+
 use c11check_axiomatic::{enumerate, graph_key, AxModel};
 use c11check_litmus::interp::LitmusProgram;
 use c11check_litmus::parser::parse;
@@ -138,14 +140,6 @@ fn check(src: &str, model: Model, ax: AxModel) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// The property-test seed: fixed for CI, `C11CHECK_PROPTEST_SEED` to search elsewhere.
-fn seed() -> u64 {
-    std::env::var("C11CHECK_PROPTEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0xC11C4EC)
-}
-
 proptest! {
     // A fixed seed keeps CI deterministic; set PROPTEST_CASES (and change the
     // seed) to search further. Larger searches currently find the misses
@@ -153,7 +147,7 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: 300,
         failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0xC11C4EC)),
         ..ProptestConfig::default()
     })]
 

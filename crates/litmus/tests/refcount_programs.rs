@@ -7,6 +7,8 @@
 //! the updates' order (a read of the count, a SeqCst fence) are explored
 //! exactly and must still reach every class.
 
+mod common;
+
 use c11check_axiomatic::{enumerate, graph_key, AxModel};
 use c11check_litmus::interp::LitmusProgram;
 use c11check_litmus::parser::parse;
@@ -167,18 +169,11 @@ fn check(src: &str, model: Model, ax: AxModel) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn seed() -> u64 {
-    std::env::var("C11CHECK_PROPTEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0xA8C)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 300,
         failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0xA8C)),
         ..ProptestConfig::default()
     })]
 

@@ -1,22 +1,18 @@
 //! The fiber driver: runs the threads of a Rust closure for the explorer.
 
 use crate::report::{Failure, FailureKind};
-use crate::{
-    install_shared, take_last_panic, FiberYielder, Outcome, Request, Shared, Site, ThreadMain,
-    ThreadResult,
-};
+use crate::{install_shared, Outcome, Request, Shared, Site, ThreadMain};
 use c11check_explore::Driver;
 use c11check_model::{Action, BlockReason, EventId, ExecutionGraph, Loc};
 use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult};
+use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
 
-type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
+use crate::fiber::{forget_results, new_fiber, retire, Fiber};
 
 /// Limits of the runtime.
 #[derive(Clone, Debug)]
@@ -111,15 +107,8 @@ impl FiberDriver {
 
     fn teardown(&mut self) {
         for slot in &mut self.slots {
-            if let Some(mut f) = slot.fiber.take() {
-                if f.started() && !f.done() {
-                    // SAFETY: the fiber is suspended inside user code that must
-                    // never run again (its execution is over). Resetting leaks
-                    // the objects on its stack instead of unwinding through
-                    // user destructors that could call back into the model.
-                    unsafe { f.force_reset() };
-                }
-                self.stacks.push(f.into_stack());
+            if let Some(f) = slot.fiber.take() {
+                retire(f, &mut self.stacks);
             }
         }
         // Thread bodies that never ran, pending spawns and thread results hold
@@ -133,11 +122,8 @@ impl FiberDriver {
         for b in self.bodies.drain(..) {
             std::mem::forget(b);
         }
+        forget_results(&self.shared);
         let mut s = self.shared.borrow_mut();
-        s.yielders.clear();
-        for r in s.results.drain(..) {
-            std::mem::forget(r);
-        }
         s.panics.clear();
         s.joined_panics.clear();
         s.failure = None;
@@ -180,36 +166,12 @@ impl FiberDriver {
                 None => return false,
             }
         };
-        let shared = self.shared.clone();
-        let fiber = Fiber::with_stack(
-            match self.stacks.pop() {
-                Some(stack) => stack,
-                None => DefaultStack::new(self.options.stack_size)
-                    .expect("c11check: cannot allocate a fiber stack"),
-            },
-            move |y: &FiberYielder, _first: Outcome| {
-                {
-                    let mut s = shared.borrow_mut();
-                    let ti = t as usize;
-                    if s.yielders.len() <= ti {
-                        s.yielders.resize(ti + 1, None);
-                    }
-                    s.yielders[ti] = Some(y as *const FiberYielder);
-                }
-                let result: ThreadResult = catch_unwind(AssertUnwindSafe(body));
-                crate::run_before_op_hook();
-                let mut s = shared.borrow_mut();
-                if let Err(payload) = &result {
-                    let (msg, place) = take_last_panic()
-                        .unwrap_or_else(|| (crate::panic_message(payload.as_ref()), None));
-                    s.panics.push((t, msg, place));
-                }
-                let ti = t as usize;
-                if s.results.len() <= ti {
-                    s.results.resize_with(ti + 1, || None);
-                }
-                s.results[ti] = Some(result);
-            },
+        let fiber = new_fiber(
+            &self.shared,
+            t as usize,
+            body,
+            &mut self.stacks,
+            self.options.stack_size,
         );
         self.slot(t).fiber = Some(fiber);
         self.resume(g, t, Outcome::default());

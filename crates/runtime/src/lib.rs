@@ -18,6 +18,7 @@
 //! the free functions of this crate ([`access`], [`spawn`], [`join`], ...).
 
 mod driver;
+mod fiber;
 mod live;
 mod report;
 mod run;

@@ -7,24 +7,20 @@
 
 use crate::report::{Failure, FailureKind, Report};
 use crate::run::{RunConfig, Summary};
-use crate::{
-    install_shared, take_last_panic, FiberYielder, LocCell, Outcome, Request, Shared, Site,
-    ThreadMain, ThreadResult,
-};
+use crate::{install_shared, LocCell, Outcome, Request, Shared, Site, ThreadMain};
 use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_explore::Stats;
 use c11check_model::live::LiveMemory;
 use c11check_model::{Action, BlockReason, Model};
 use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult};
+use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
+use crate::fiber::{forget_results, new_fiber, retire, Fiber};
 
 /// The schedule and the reads-from choices of one iteration.
 pub(crate) type Rng = SplitMix64;
@@ -118,33 +114,13 @@ enum End {
 
 impl<'a> Execution<'a> {
     fn start_thread(&mut self, t: usize, body: ThreadMain) {
-        let shared = self.shared.clone();
-        let stack = match self.stacks.pop() {
-            Some(s) => s,
-            None => DefaultStack::new(self.cfg.runtime.stack_size)
-                .expect("c11check: cannot allocate a fiber stack"),
-        };
-        let fiber = Fiber::with_stack(stack, move |y: &FiberYielder, _first: Outcome| {
-            {
-                let mut s = shared.borrow_mut();
-                if s.yielders.len() <= t {
-                    s.yielders.resize(t + 1, None);
-                }
-                s.yielders[t] = Some(y as *const FiberYielder);
-            }
-            let result: ThreadResult = catch_unwind(AssertUnwindSafe(body));
-            crate::run_before_op_hook();
-            let mut s = shared.borrow_mut();
-            if let Err(payload) = &result {
-                let (msg, place) = take_last_panic()
-                    .unwrap_or_else(|| (crate::panic_message(payload.as_ref()), None));
-                s.panics.push((t as u32, msg, place));
-            }
-            if s.results.len() <= t {
-                s.results.resize_with(t + 1, || None);
-            }
-            s.results[t] = Some(result);
-        });
+        let fiber = new_fiber(
+            &self.shared,
+            t,
+            body,
+            self.stacks,
+            self.cfg.runtime.stack_size,
+        );
         if self.threads.len() <= t {
             self.threads.resize_with(t + 1, || Thread {
                 fiber: None,
@@ -461,13 +437,8 @@ impl<'a> Execution<'a> {
 
     fn teardown(&mut self) {
         for th in &mut self.threads {
-            if let Some(mut f) = th.fiber.take() {
-                if f.started() && !f.done() {
-                    // SAFETY: as in the graph driver: the suspended user code
-                    // must never run again; its stack objects are leaked.
-                    unsafe { f.force_reset() };
-                }
-                self.stacks.push(f.into_stack());
+            if let Some(f) = th.fiber.take() {
+                retire(f, self.stacks);
             }
             if let Some(Pending::Spawn(main)) = th.pending.take() {
                 std::mem::forget(main);
@@ -476,11 +447,7 @@ impl<'a> Execution<'a> {
         for b in self.bodies.drain(..) {
             std::mem::forget(b);
         }
-        let mut s = self.shared.borrow_mut();
-        s.yielders.clear();
-        for r in s.results.drain(..) {
-            std::mem::forget(r);
-        }
+        forget_results(&self.shared);
     }
 }
 

@@ -46,3 +46,12 @@ pub fn litmus_files(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The property-test seed: `default` (fixed, for CI), or
+/// `C11CHECK_PROPTEST_SEED` to search elsewhere.
+pub fn proptest_seed(default: u64) -> u64 {
+    std::env::var("C11CHECK_PROPTEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}

@@ -1,0 +1,72 @@
+//! The fibers both drivers run modelled threads on: making one, retiring
+//! one, and forgetting what an abandoned execution leaves behind.
+
+use crate::{take_last_panic, FiberYielder, Outcome, Request, Shared, ThreadMain, ThreadResult};
+use corosensei::stack::DefaultStack;
+use corosensei::Coroutine;
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+pub(crate) type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
+
+/// A fiber running `body` as modelled thread `t`, on a pooled stack (making
+/// one is a syscall) or a new one of `stack_size` bytes. The thread's
+/// result, or its panic, ends up in `shared`.
+pub(crate) fn new_fiber(
+    shared: &Rc<RefCell<Shared>>,
+    t: usize,
+    body: ThreadMain,
+    stacks: &mut Vec<DefaultStack>,
+    stack_size: usize,
+) -> Fiber {
+    let stack = stacks.pop().unwrap_or_else(|| {
+        DefaultStack::new(stack_size).expect("c11check: cannot allocate a fiber stack")
+    });
+    let shared = shared.clone();
+    Fiber::with_stack(stack, move |y: &FiberYielder, _first: Outcome| {
+        {
+            let mut s = shared.borrow_mut();
+            if s.yielders.len() <= t {
+                s.yielders.resize(t + 1, None);
+            }
+            s.yielders[t] = Some(y as *const FiberYielder);
+        }
+        let result: ThreadResult = catch_unwind(AssertUnwindSafe(body));
+        crate::run_before_op_hook();
+        let mut s = shared.borrow_mut();
+        if let Err(payload) = &result {
+            let (msg, place) =
+                take_last_panic().unwrap_or_else(|| (crate::panic_message(payload.as_ref()), None));
+            s.panics.push((t as u32, msg, place));
+        }
+        if s.results.len() <= t {
+            s.results.resize_with(t + 1, || None);
+        }
+        s.results[t] = Some(result);
+    })
+}
+
+/// Gives a fiber's stack back to the pool; a fiber suspended mid-thread is
+/// reset first.
+pub(crate) fn retire(mut f: Fiber, stacks: &mut Vec<DefaultStack>) {
+    if f.started() && !f.done() {
+        // SAFETY: the fiber is suspended inside user code that must never run
+        // again (its execution is over). Resetting leaks the objects on its
+        // stack instead of unwinding through user destructors that could call
+        // back into the model.
+        unsafe { f.force_reset() };
+    }
+    stacks.push(f.into_stack());
+}
+
+/// Forgets the yielders and thread results of an abandoned execution: they
+/// hold user values whose destructors may use modelled types, and no
+/// modelled thread runs any more, so they are leaked, not dropped.
+pub(crate) fn forget_results(shared: &Rc<RefCell<Shared>>) {
+    let mut s = shared.borrow_mut();
+    s.yielders.clear();
+    for r in s.results.drain(..) {
+        std::mem::forget(r);
+    }
+}
