@@ -21,23 +21,8 @@ mod lm {
     pub use loom::{cell, sync, thread};
 }
 mod sh {
+    pub use c11check_bench::plain_cell as cell;
     pub use shuttle::{sync, thread};
-    /// shuttle has no checked cell: a plain one with loom's interface.
-    pub mod cell {
-        #[derive(Debug, Default)]
-        pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
-        impl<T> UnsafeCell<T> {
-            pub fn new(t: T) -> Self {
-                UnsafeCell(std::cell::UnsafeCell::new(t))
-            }
-            pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-                f(self.0.get())
-            }
-            pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-                f(self.0.get())
-            }
-        }
-    }
 }
 
 macro_rules! programs {

@@ -1,4 +1,7 @@
-//! Helpers shared by the benchmark binary and the peer benchmark.
+//! Helpers shared by the benchmark binaries, and the CDSChecker/C11Tester
+//! benchmark programs ([`suite`]), instantiated for c11check in [`c11`].
+
+pub mod suite;
 
 /// This process's peak resident memory (VmHWM), in KiB (0 where unknown).
 pub fn peak_rss_kib() -> u64 {
@@ -11,4 +14,32 @@ pub fn peak_rss_kib() -> u64 {
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// The benchmark programs under c11check.
+#[allow(clippy::new_without_default)]
+pub mod c11 {
+    /// The names the programs are written against.
+    mod facade {
+        pub use c11check::{cell, sync, thread};
+    }
+    include!("suite_programs.rs");
+}
+
+/// A cell with loom's `UnsafeCell` interface and no checking, for tools that
+/// have none (shuttle).
+pub mod plain_cell {
+    #[derive(Debug, Default)]
+    pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+    impl<T> UnsafeCell<T> {
+        pub fn new(t: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(t))
+        }
+        pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+        pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
 }

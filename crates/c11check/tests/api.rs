@@ -499,3 +499,28 @@ fn get_mut_writes_are_stores_of_the_owner() {
     });
     assert_eq!(set, BTreeSet::from([(42, 42, true, true)]));
 }
+
+/// An atomic created in the model holds a value of this run (a pointer to a
+/// fresh allocation): an execution that replays the access which first
+/// touches it must see this run's value, not the recorded run's.
+#[test]
+fn initial_values_of_new_objects_are_this_runs() {
+    use c11check::sync::atomic::AtomicPtr;
+    let (seen, executions) = outcomes(|| {
+        // A different address in every execution (the boxes are leaked).
+        let fresh: *mut u64 = Box::leak(Box::new(7u64));
+        let p = Arc::new(AtomicPtr::new(fresh));
+        let x = Arc::new(AtomicUsize::new(0));
+        let (p2, x2) = (p.clone(), x.clone());
+        let t = thread::spawn(move || {
+            let got = p2.load(Ordering::Relaxed) as usize;
+            x2.store(1, Ordering::Relaxed);
+            got
+        });
+        let r = x.load(Ordering::Relaxed);
+        let got = t.join().unwrap();
+        (r, got == fresh as usize)
+    });
+    assert_eq!(executions, 2);
+    assert_eq!(seen, BTreeSet::from([(0, true), (1, true)]));
+}

@@ -302,3 +302,40 @@ fn arcs_in_statics_are_not_leaks() {
     });
     assert_eq!(set, BTreeSet::from([3]));
 }
+
+/// A wait nobody will ever notify is a deadlock, named as one.
+#[test]
+fn condvar_wait_without_notifier_is_a_deadlock() {
+    let r = Builder::new()
+        .explore(|| {
+            let m = Mutex::new(false);
+            let cv = Condvar::new();
+            let mut g = m.lock().unwrap();
+            while !*g {
+                g = cv.wait(g).unwrap();
+            }
+        })
+        .unwrap_err();
+    assert_eq!(r.failure.kind, FailureKind::Deadlock, "{r}");
+    assert!(r.failure.message.contains("condition variable"), "{r}");
+}
+
+/// A timed wait nobody notifies may time out: the execution where it waits
+/// forever is not a bug.
+#[test]
+fn condvar_timed_wait_without_notifier_is_not_a_bug() {
+    let timed_out = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
+    let seen = timed_out.clone();
+    Builder::new()
+        .explore(move || {
+            let m = Mutex::new(());
+            let cv = Condvar::new();
+            let g = m.lock().unwrap();
+            let (_g, r) = cv
+                .wait_timeout(g, std::time::Duration::from_millis(1))
+                .unwrap();
+            seen.lock().unwrap().insert(r.timed_out());
+        })
+        .unwrap();
+    assert!(timed_out.lock().unwrap().contains(&true));
+}

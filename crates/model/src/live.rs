@@ -79,6 +79,8 @@ struct Node {
     sc: bool,
     /// What an acquire that reads this store synchronises with.
     release_view: Option<Box<[u64]>>,
+    /// The same in plain happens-before (see [`ThreadState::hb`]).
+    hb_release: Option<Box<[u64]>>,
     /// The storing thread's clock (SeqCst stores only: for "X hb S").
     hb_view: Option<Box<[u64]>>,
     /// mo-graph clock vector: `a` is mo-before-or-equal `b` iff
@@ -112,9 +114,17 @@ struct LocState {
 }
 
 struct ThreadState {
+    /// What the thread may not read before: happens-before, strengthened
+    /// by the global SeqCst clock (see [`LiveMemory::sc_sync`]).
     clock: Vec<u64>,
     frel: Vec<u64>,
     facq: Vec<u64>,
+    /// Happens-before as C++20 defines it (no SeqCst strengthening), with
+    /// its fence views: what race detection compares against, so that two
+    /// accesses ordered only by SeqCst operations still race.
+    hb: Vec<u64>,
+    hb_frel: Vec<u64>,
+    hb_facq: Vec<u64>,
     /// Sequence numbers of the thread's SeqCst fences.
     sc_fences: Vec<u64>,
     running: bool,
@@ -216,6 +226,7 @@ impl LiveMemory {
                 val: init,
                 sc: false,
                 release_view: None,
+                hb_release: None,
                 hb_view: None,
                 cv: vec![1],
                 edges: Vec::new(),
@@ -246,17 +257,21 @@ impl LiveMemory {
     /// A new thread; it starts after everything `parent` did so far.
     pub fn add_thread(&mut self, parent: Option<u32>) -> u32 {
         let t = self.threads.len() as u32;
-        let clock = match parent {
+        let (clock, hb) = match parent {
             Some(p) => {
                 self.tick(p);
-                self.threads[p as usize].clock.clone()
+                let th = &self.threads[p as usize];
+                (th.clock.clone(), th.hb.clone())
             }
-            None => Vec::new(),
+            None => (Vec::new(), Vec::new()),
         };
         self.threads.push(ThreadState {
             clock,
             frel: Vec::new(),
             facq: Vec::new(),
+            hb,
+            hb_frel: Vec::new(),
+            hb_facq: Vec::new(),
             sc_fences: Vec::new(),
             running: true,
             joining: None,
@@ -282,17 +297,21 @@ impl LiveMemory {
         self.tick(t);
         let c = self.threads[child as usize].clock.clone();
         join_into(&mut self.threads[t as usize].clock, &c);
+        let h = self.threads[child as usize].hb.clone();
+        join_into(&mut self.threads[t as usize].hb, &h);
     }
 
     fn tick(&mut self, t: u32) -> u64 {
         self.seq += 1;
         self.stats.events += 1;
         let slot = t as usize + 1;
-        let c = &mut self.threads[t as usize].clock;
-        if c.len() <= slot {
-            c.resize(slot + 1, 0);
+        let th = &mut self.threads[t as usize];
+        for c in [&mut th.clock, &mut th.hb] {
+            if c.len() <= slot {
+                c.resize(slot + 1, 0);
+            }
+            c[slot] = self.seq;
         }
-        c[slot] = self.seq;
         self.seq
     }
 
@@ -539,15 +558,26 @@ impl LiveMemory {
             for a in prior {
                 self.add_edge(a, s);
             }
-            if let Some(v) = self.node(s).release_view.clone() {
-                let th = &mut self.threads[t as usize];
-                if ord.is_acquire() {
-                    join_into(&mut th.clock, &v);
-                } else {
-                    join_into(&mut th.facq, &v);
-                }
-            }
+            self.synchronise(t, s, ord.is_acquire());
             return s;
+        }
+    }
+
+    /// Thread `t` read store `s`: an acquire synchronises with its release
+    /// view now, a relaxed read keeps it for a later acquire fence.
+    fn synchronise(&mut self, t: u32, s: NodeId, acquire: bool) {
+        let n = &self.nodes[&s];
+        let th = &mut self.threads[t as usize];
+        let (clock, hb) = if acquire {
+            (&mut th.clock, &mut th.hb)
+        } else {
+            (&mut th.facq, &mut th.hb_facq)
+        };
+        if let Some(v) = &n.release_view {
+            join_into(clock, v);
+        }
+        if let Some(v) = &n.hb_release {
+            join_into(hb, v);
         }
     }
 
@@ -582,14 +612,18 @@ impl LiveMemory {
         read: Option<NodeId>,
     ) -> NodeId {
         let th = &self.threads[t as usize];
-        let mut view: Vec<u64> = if ord.is_release() {
-            th.clock.clone()
+        let (mut view, mut hb): (Vec<u64>, Vec<u64>) = if ord.is_release() {
+            (th.clock.clone(), th.hb.clone())
         } else {
-            th.frel.clone()
+            (th.frel.clone(), th.hb_frel.clone())
         };
         if let Some(r) = read {
-            if let Some(v) = &self.node(r).release_view {
+            let rn = self.node(r);
+            if let Some(v) = &rn.release_view {
                 join_into(&mut view, v);
+            }
+            if let Some(v) = &rn.hb_release {
+                join_into(&mut hb, v);
             }
         }
         let slot = t as usize + 1;
@@ -601,6 +635,7 @@ impl LiveMemory {
             val,
             sc: ord.is_sc(),
             release_view: view.iter().any(|&x| x > 0).then(|| view.into_boxed_slice()),
+            hb_release: hb.iter().any(|&x| x > 0).then(|| hb.into_boxed_slice()),
             hb_view: ord.is_sc().then(|| th.clock.clone().into_boxed_slice()),
             cv,
             edges: Vec::new(),
@@ -774,9 +809,7 @@ impl LiveMemory {
         let wrote = old == expected && !spurious;
         let read_ord = if wrote { success.read_half() } else { failure };
         if read_ord.is_acquire() {
-            if let Some(v) = self.node(s).release_view.clone() {
-                join_into(&mut self.threads[t as usize].clock, &v);
-            }
+            self.synchronise(t, s, true);
         }
         if wrote {
             self.rmw_write(t, loc, seq, s, new, success);
@@ -805,9 +838,12 @@ impl LiveMemory {
         if ord.is_acquire() {
             let facq = th.facq.clone();
             join_into(&mut th.clock, &facq);
+            let facq = th.hb_facq.clone();
+            join_into(&mut th.hb, &facq);
         }
         if ord.is_release() {
             th.frel = th.clock.clone();
+            th.hb_frel = th.hb.clone();
         }
         if ord.is_sc() {
             th.sc_fences.push(seq);
@@ -885,7 +921,7 @@ impl LiveMemory {
     /// other a plain access, or both plain and one a write) that does not
     /// happen before it is a data race; returns the other thread.
     pub fn race_check(&mut self, t: u32, loc: Loc, write: bool, atomic: bool) -> Option<u32> {
-        let clock = &self.threads[t as usize].clock;
+        let clock = &self.threads[t as usize].hb;
         let hb = |u: u32, seq: u64| u == t || seq <= get(clock, u as usize + 1);
         let l = &mut self.locs[loc.0 as usize];
         if let Some((u, seq, a)) = l.last_write {
@@ -1134,6 +1170,31 @@ mod tests {
         let s = m.stats();
         assert!(s.peak_stores < 20_000, "{s:?}");
         assert!(last_read > 0);
+    }
+
+    /// SeqCst operations on different locations order what may be read but
+    /// create no happens-before: a plain write before one and a plain read
+    /// after another still race (the waiter of a barrier whose last
+    /// increment is relaxed).
+    #[test]
+    fn seq_cst_order_alone_does_not_prevent_a_race() {
+        let mut m = LiveMemory::new(false);
+        let (x, a, b) = (m.add_loc(0), m.add_loc(0), m.add_loc(0));
+        let t1 = m.add_thread(Some(0));
+        let t2 = m.add_thread(Some(0));
+        let mut choose = rng(1);
+        assert_eq!(m.race_check(t1, x, true, false), None);
+        m.store(t1, a, MemOrder::SeqCst, 1);
+        m.load(t2, b, MemOrder::SeqCst, &mut choose);
+        assert_eq!(m.race_check(t2, x, false, false), Some(t1));
+        // A release/acquire pair does order them.
+        let y = m.add_loc(0);
+        let f = m.add_loc(0);
+        assert_eq!(m.race_check(t1, y, true, false), None);
+        m.store(t1, f, MemOrder::Release, 1);
+        let mut always_newest = |n: usize| n - 1;
+        while m.load(t2, f, MemOrder::Acquire, &mut always_newest) != 1 {}
+        assert_eq!(m.race_check(t2, y, false, false), None);
     }
 
     /// Message passing through a release/acquire flag, 100,000 times: a

@@ -128,6 +128,7 @@ impl FiberDriver {
         s.joined_panics.clear();
         s.failure = None;
         s.live.clear();
+        s.waits.clear();
     }
 
     fn slot(&mut self, t: u32) -> &mut Slot {
@@ -246,6 +247,9 @@ impl FiberDriver {
         let done = self.slot(t).done;
         if done < g.thread_len(t) {
             if let Some(loc) = g.event(EventId::new(t, done)).loc() {
+                // The object is new in this run: its initial value (a pointer
+                // to a fresh allocation, say) may differ from the recorded one.
+                g.set_init(loc, init);
                 return loc;
             }
         }
@@ -277,11 +281,14 @@ impl FiberDriver {
         if b - a != c - b || b == a {
             return false;
         }
+        // Fences may sit in the loop (a seqlock reader's acquire fence): the
+        // same fence after the same reads adds nothing new.
         (0..b - a).all(|i| {
             let e1 = g.event(EventId::new(t, a + i));
             let e2 = g.event(EventId::new(t, b + i));
-            e1.is_read()
-                && !e1.is_write()
+            let quiet =
+                matches!(e1.action, Action::Fence { .. }) || (e1.is_read() && !e1.is_write());
+            quiet
                 && e1.action == e2.action
                 && e1.rf == e2.rf
                 && e1.spurious_fail == e2.spurious_fail
@@ -433,6 +440,10 @@ impl ExecutionState {
             .filter(|(t, _, _)| *t == 0 || !s.joined_panics.contains(t))
             .cloned()
             .collect()
+    }
+    /// What thread `t` waits for in a facade wait loop, if it is in one.
+    pub fn waiting_on(&self, t: u32) -> Option<&'static str> {
+        self.0.borrow().waits.get(t as usize).copied().flatten()
     }
     /// Tracked objects still alive (what, where made).
     pub fn leaks(&self) -> Vec<(&'static str, Site)> {

@@ -129,6 +129,9 @@ pub(crate) struct Shared {
     pub live: Vec<(usize, &'static str, Site)>,
     /// The lock the last `wait_lock` waits for.
     pub last_lock: Option<Loc>,
+    /// Per thread: what a facade wait loop it is in waits for (a condition
+    /// variable's notification, say), so a wait nothing ends is a deadlock.
+    pub waits: Vec<Option<&'static str>>,
 }
 
 thread_local! {
@@ -256,6 +259,23 @@ pub fn track_free(key: usize) {
         }
     });
 }
+
+/// Marks the calling thread as waiting for `what` (a facade's wait loop,
+/// e.g. "a condition variable's notification"), or no longer waiting: if the
+/// loop can never end, the execution is reported as a deadlock naming it.
+pub fn set_waiting(what: Option<&'static str>) {
+    with_shared(|s| {
+        let t = s.current as usize;
+        if s.waits.len() <= t {
+            s.waits.resize(t + 1, None);
+        }
+        s.waits[t] = what;
+    });
+}
+
+/// What [`set_waiting`] is given for a wait that may also time out: when
+/// nothing ends it, the execution is not a bug (the timeout is explored).
+pub const TIMED_WAIT: &str = "a timed wait";
 
 /// A fence with ordering `ord`.
 pub fn fence(ord: MemOrder, site: Site) {

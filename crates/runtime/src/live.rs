@@ -255,6 +255,22 @@ impl<'a> Execution<'a> {
             .then_some(t);
             self.threads[t].steps += 1;
             if self.threads[t].steps > self.cfg.runtime.max_steps {
+                let waiting = self.shared.borrow().waits.get(t).copied().flatten();
+                if waiting == Some(crate::TIMED_WAIT) {
+                    // The timeout is the way out (explored by other seeds).
+                    return End::Blocked;
+                }
+                if let Some(what) = waiting {
+                    return End::Failed(Failure {
+                        kind: FailureKind::Deadlock,
+                        message: format!(
+                            "deadlock: thread {t} waits for {what} that did not come in {} steps (the step bound): a lost wake-up",
+                            self.cfg.runtime.max_steps
+                        ),
+                        threads: vec![t as u32],
+                        events: vec![],
+                    });
+                }
                 return End::Failed(Failure {
                     kind: FailureKind::Livelock,
                     message: format!(
@@ -517,6 +533,7 @@ pub(crate) fn run_live(
             sh.joined_panics.clear();
             sh.failure = None;
             sh.live.clear();
+            sh.waits.clear();
         }
         let mut ex = Execution {
             cfg,

@@ -249,7 +249,7 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
                 events: vec![],
             })
         }
-        Ending::Blocked => judge_blocked(ex),
+        Ending::Blocked => judge_blocked(ex, state),
     }
 }
 
@@ -259,7 +259,7 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
 /// loop that can only ever read what it read), or a thread is over its step
 /// bound. Otherwise a write that would unblock a thread exists, and the
 /// execution where the thread reads it is explored separately.
-fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
+fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     let g = ex.graph;
     let a = ex.analysis;
     let can_stay_last = |w: EventId| {
@@ -299,6 +299,9 @@ fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
                 while i > 0 {
                     i -= 1;
                     let e = g.event(EventId::new(t, i));
+                    if matches!(e.action, Action::Fence { .. }) {
+                        continue;
+                    }
                     if !e.is_read() || e.is_write() {
                         break;
                     }
@@ -314,7 +317,18 @@ fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
     if lock_waits.is_empty() && spins.is_empty() {
         return None;
     }
-    if lock_waits.is_empty() {
+    // A spin inside a facade's wait (a condition variable, a barrier) that
+    // nothing can end is a thread blocked forever, not a busy loop.
+    let (waits, spins): (Vec<u32>, Vec<u32>) = spins
+        .into_iter()
+        .partition(|&t| state.waiting_on(t).is_some());
+    if waits
+        .iter()
+        .any(|&t| state.waiting_on(t) == Some(crate::TIMED_WAIT))
+    {
+        return None;
+    }
+    if lock_waits.is_empty() && waits.is_empty() {
         return Some(Failure {
             kind: FailureKind::Livelock,
             message: format!(
@@ -345,6 +359,12 @@ fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
             format!("thread {t} waits for {by}")
         })
         .collect();
+    parts.extend(waits.iter().map(|&t| {
+        format!(
+            "thread {t} waits for {} that nothing can send any more",
+            state.waiting_on(t).unwrap_or("a wake-up")
+        )
+    }));
     parts.extend(spins.iter().map(|t| format!("thread {t} spins forever")));
     Some(Failure {
         kind: FailureKind::Deadlock,
@@ -352,6 +372,7 @@ fn judge_blocked(ex: &Execution<'_>) -> Option<Failure> {
         threads: lock_waits
             .iter()
             .map(|w| w.0)
+            .chain(waits.iter().copied())
             .chain(spins.iter().copied())
             .collect(),
         events: lock_waits.iter().map(|w| w.2).collect(),

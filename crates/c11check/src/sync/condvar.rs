@@ -111,7 +111,9 @@ impl Condvar {
         self.waiters.fetch_add(1, Ordering::SeqCst);
         drop(guard);
         if !self.may_wake_spuriously() {
+            c11check_runtime::set_waiting(Some("a condition variable's notification"));
             self.take_token();
+            c11check_runtime::set_waiting(None);
         }
         mutex.lock()
     }
@@ -145,7 +147,11 @@ impl Condvar {
         drop(guard);
         let timed_out = explored_choice();
         if !timed_out {
+            // The execution where this wait times out is explored too, so a
+            // notification that never comes is not a bug here.
+            c11check_runtime::set_waiting(Some(c11check_runtime::TIMED_WAIT));
             self.take_token();
+            c11check_runtime::set_waiting(None);
         }
         match mutex.lock() {
             Ok(g) => Ok((g, WaitTimeoutResult(timed_out))),
@@ -243,9 +249,11 @@ impl Barrier {
         let me = self.arrived.fetch_add(1, Ordering::AcqRel);
         let target = (round + 1) * n;
         let leader = me + 1 == target;
+        c11check_runtime::set_waiting(Some("the other threads of a barrier"));
         while self.arrived.load(Ordering::Acquire) < target {
             crate::thread::yield_now();
         }
+        c11check_runtime::set_waiting(None);
         BarrierWaitResult(leader)
     }
 }

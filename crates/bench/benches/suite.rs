@@ -1,0 +1,344 @@
+//! The CDSChecker/C11Tester benchmark ports under c11check, loom 0.7.2 and
+//! shuttle 0.9.9: one table.
+//!
+//! `cargo bench -p c11check-bench --bench suite [-- [--quick] [--budget SECS] [--seeds N] [NAME...]]`
+//!
+//! Columns: c11check exhaustive (executions explored, of which blocked, time,
+//! peak memory, verdict); c11check random (the live engine: the share of
+//! single executions, one per seed, that hit the documented bug, and the time
+//! per execution); loom (iterations, time, verdict; cut by the budget);
+//! shuttle random and PCT (depth 3), share of seeds that hit the bug. Every
+//! (tool, benchmark) pair runs in a child process of its own, so the peak
+//! resident memory is its own.
+
+use c11check::model::{Builder, FailureKind};
+use c11check_bench::suite::{benchmark, Verdict, BENCHMARKS};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+use std::time::{Duration, Instant};
+
+/// Executions started (loom and shuttle report no count of their own).
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+#[allow(clippy::new_without_default)]
+mod lm {
+    mod facade {
+        pub use loom::{cell, sync, thread};
+    }
+    include!("../src/suite_programs.rs");
+}
+
+#[allow(clippy::new_without_default)]
+mod sh {
+    mod facade {
+        pub use c11check_bench::plain_cell as cell;
+        pub use shuttle::{sync, thread};
+    }
+    include!("../src/suite_programs.rs");
+}
+
+/// The verdict a failure message of loom or shuttle stands for.
+fn classify(msg: &str) -> &'static str {
+    if msg.contains("Causality violation") || msg.contains("data race") {
+        "data race"
+    } else if msg.contains("deadlock") {
+        "deadlock"
+    } else if msg.contains("exceeded maximum number of branches") || msg.contains("max_branches") {
+        "branch limit"
+    } else {
+        "assertion"
+    }
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+fn c11_verdict(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::DataRace => "data race",
+        FailureKind::Panic => "assertion",
+        FailureKind::Deadlock => "deadlock",
+        FailureKind::Livelock => "livelock",
+        FailureKind::Leak => "leak",
+        _ => "error",
+    }
+}
+
+/// One (tool, benchmark) run; prints `RESULT runs extra complete secs kib verdict`.
+/// For exhaustive tools `runs` counts executions and `extra` the blocked
+/// ones; for sampling tools `runs` is the number of seeds and `extra` how
+/// many hit the documented bug.
+fn child(tool: &str, name: &str, budget: Duration, seeds: u64) {
+    let expected = benchmark(name).expect("benchmark").verdict;
+    let start = Instant::now();
+    let (runs, extra, complete, verdict): (u64, u64, bool, String) = match tool {
+        "c11check" => {
+            let p = c11check_bench::c11::program(name).unwrap();
+            match Builder::new().max_duration(budget).explore(p) {
+                Ok(s) => (
+                    s.stats.executions + s.stats.blocked,
+                    s.stats.blocked,
+                    !s.stats.cut,
+                    "no bug".into(),
+                ),
+                Err(r) => (
+                    r.execution_number,
+                    0,
+                    true,
+                    c11_verdict(r.failure.kind).into(),
+                ),
+            }
+        }
+        "c11check-random" => {
+            let p = c11check_bench::c11::program(name).unwrap();
+            let want = expected.as_str();
+            match Builder::new().random(seeds).live().seed(1).explore(p) {
+                Ok(_) => (seeds, 0, true, "no bug".into()),
+                Err(r) => {
+                    // Hits of bugs of the documented kind; anything else is
+                    // named in the verdict column.
+                    let mut hits = 0;
+                    let mut other = None;
+                    let first = c11_verdict(r.failure.kind);
+                    if first == want {
+                        hits += r.hits.map_or(1, |h| h.0);
+                    } else {
+                        other = Some(first);
+                    }
+                    for (msg, n) in &r.others {
+                        let v = if msg.contains("data race") {
+                            "data race"
+                        } else if msg.contains("deadlock") {
+                            "deadlock"
+                        } else {
+                            "assertion"
+                        };
+                        if v == want {
+                            hits += n;
+                        } else {
+                            other = other.or(Some(v));
+                        }
+                    }
+                    let verdict = match other {
+                        Some(o) if hits == 0 => o.to_string(),
+                        Some(o) => format!("{want} + {o}"),
+                        None => want.to_string(),
+                    };
+                    (seeds, hits, true, verdict)
+                }
+            }
+        }
+        "loom" => {
+            let p = lm::program(name).unwrap();
+            let mut b = loom::model::Builder::new();
+            b.max_duration = Some(budget);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                b.check(move || {
+                    STARTED.fetch_add(1, StdOrdering::Relaxed);
+                    p()
+                })
+            }));
+            let n = STARTED.load(StdOrdering::Relaxed);
+            match r {
+                Ok(()) => (n, 0, start.elapsed() < budget, "no bug".into()),
+                Err(e) => (n, 0, true, classify(&panic_text(&*e)).into()),
+            }
+        }
+        "shuttle-random" | "shuttle-pct" => {
+            let p = sh::program(name).unwrap();
+            let mut hits = 0;
+            let mut what = None;
+            for seed in 0..seeds {
+                let cfg = shuttle::Config::new();
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    if tool == "shuttle-pct" {
+                        let s = shuttle::scheduler::PctScheduler::new_from_seed(seed, 3, 1);
+                        shuttle::Runner::new(s, cfg).run(p)
+                    } else {
+                        let s = shuttle::scheduler::RandomScheduler::new_from_seed(seed, 1);
+                        shuttle::Runner::new(s, cfg).run(p)
+                    }
+                }));
+                if let Err(e) = r {
+                    hits += 1;
+                    what.get_or_insert_with(|| classify(&panic_text(&*e)));
+                }
+            }
+            let verdict = what.unwrap_or("no bug").to_string();
+            (seeds, hits, true, verdict)
+        }
+        _ => panic!("unknown tool {tool}"),
+    };
+    println!(
+        "RESULT {runs} {extra} {complete} {} {} {}",
+        start.elapsed().as_secs_f64(),
+        c11check_bench::peak_rss_kib(),
+        verdict.replace(' ', "_")
+    );
+}
+
+struct Row {
+    runs: u64,
+    extra: u64,
+    complete: bool,
+    secs: f64,
+    kib: u64,
+    verdict: String,
+}
+
+fn run_child(exe: &std::path::Path, tool: &str, name: &str, budget: f64, seeds: u64) -> Row {
+    let out = Command::new(exe)
+        .args([
+            "--child",
+            tool,
+            name,
+            &budget.to_string(),
+            &seeds.to_string(),
+        ])
+        .output()
+        .expect("run child");
+    let text = String::from_utf8_lossy(&out.stdout);
+    match text.lines().find(|l| l.starts_with("RESULT ")) {
+        Some(line) => {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            Row {
+                runs: f[1].parse().unwrap(),
+                extra: f[2].parse().unwrap(),
+                complete: f[3] == "true",
+                secs: f[4].parse().unwrap(),
+                kib: f[5].parse().unwrap(),
+                verdict: f[6].replace('_', " "),
+            }
+        }
+        None => {
+            // The tool died (loom aborts on a panic in a destructor while
+            // unwinding from the deadlock it reports): classify its message.
+            let err = String::from_utf8_lossy(&out.stderr);
+            let lines: Vec<&str> = err.lines().collect();
+            let verdict = match lines.iter().position(|l| l.contains("panicked at")) {
+                Some(i) => format!(
+                    "{} (then {})",
+                    classify(lines.get(i + 1).unwrap_or(&"")),
+                    out.status
+                ),
+                None => format!("crashed ({})", out.status),
+            };
+            Row {
+                runs: 0,
+                extra: 0,
+                complete: true,
+                secs: 0.0,
+                kib: 0,
+                verdict,
+            }
+        }
+    }
+}
+
+fn mark(verdict: &str, expected: Verdict) -> &'static str {
+    if verdict.split(" (then").next() == Some(expected.as_str()) {
+        "✓"
+    } else {
+        "✗"
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if args.first().map(String::as_str) == Some("--child") {
+        let budget = Duration::from_secs_f64(args[3].parse().unwrap());
+        child(&args[1], &args[2], budget, args[4].parse().unwrap());
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .map(|i| args[i + 1].clone())
+    };
+    let budget: f64 = value("--budget").map_or(if quick { 5.0 } else { 60.0 }, |v| {
+        v.parse().expect("--budget SECS")
+    });
+    let seeds: u64 = value("--seeds").map_or(if quick { 100 } else { 1000 }, |v| {
+        v.parse().expect("--seeds N")
+    });
+    let takes_value = |i: usize| i > 0 && matches!(args[i - 1].as_str(), "--budget" | "--seeds");
+    let names: Vec<&str> = args
+        .iter()
+        .enumerate()
+        .filter(|&(i, a)| !a.starts_with("--") && !takes_value(i))
+        .map(|(_, a)| a.as_str())
+        .collect();
+    let exe = std::env::current_exe().unwrap();
+    println!("CDSChecker/C11Tester benchmarks: c11check vs loom 0.7.2 vs shuttle 0.9.9 (exhaustive budget {budget} s; {seeds} seeds per sampling tool, one execution each)");
+    println!();
+    println!("| benchmark | documented | c11check: executions (blocked) | time (s) | peak MiB | verdict | c11check random: hit rate | µs/exec | loom: iterations | time (s) | verdict | shuttle random | shuttle PCT(3) |");
+    println!("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|");
+    for b in BENCHMARKS {
+        if !names.is_empty() && !names.contains(&b.name) {
+            continue;
+        }
+        let ex = run_child(&exe, "c11check", b.name, budget, seeds);
+        let rnd = run_child(&exe, "c11check-random", b.name, budget, seeds);
+        let lo = run_child(&exe, "loom", b.name, budget, seeds);
+        let sr = run_child(&exe, "shuttle-random", b.name, budget, seeds);
+        let sp = run_child(&exe, "shuttle-pct", b.name, budget, seeds);
+        let rate = |r: &Row| {
+            if b.verdict == Verdict::NoBug {
+                match r.verdict.as_str() {
+                    "no bug" => "0 (no bug) ✓".to_string(),
+                    v => format!("{v} ✗"),
+                }
+            } else {
+                let pct = 100.0 * r.extra as f64 / r.runs.max(1) as f64;
+                let other = r
+                    .verdict
+                    .strip_prefix(b.verdict.as_str())
+                    .filter(|rest| !rest.is_empty())
+                    .unwrap_or("");
+                if r.verdict == "no bug" || r.extra == 0 {
+                    format!("0% ({})", r.verdict)
+                } else {
+                    format!("{pct:.1}%{other}")
+                }
+            }
+        };
+        let exec_count = if ex.verdict == "no bug" {
+            format!("{} ({})", ex.runs, ex.extra)
+        } else {
+            format!("bug in execution {}", ex.runs)
+        };
+        println!(
+            "| {} | {} | {}{} | {:.3} | {:.1} | {} {} | {} | {:.1} | {}{} | {:.2} | {} {} | {} | {} |",
+            b.name,
+            b.verdict.as_str(),
+            exec_count,
+            if ex.complete { "" } else { " (budget)" },
+            ex.secs,
+            ex.kib as f64 / 1024.0,
+            ex.verdict,
+            mark(&ex.verdict, b.verdict),
+            rate(&rnd),
+            rnd.secs * 1e6 / rnd.runs.max(1) as f64,
+            lo.runs,
+            if lo.complete { "" } else { " (budget)" },
+            lo.secs,
+            lo.verdict,
+            if lo.complete || lo.verdict != "no bug" {
+                mark(&lo.verdict, b.verdict)
+            } else {
+                "?"
+            },
+            rate(&sr),
+            rate(&sp),
+        );
+    }
+}

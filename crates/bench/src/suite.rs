@@ -1,0 +1,120 @@
+//! The data-structure benchmarks CDSChecker and C11Tester were evaluated on,
+//! ported to Rust against the names c11check, loom and shuttle share
+//! (`sync::atomic`, `sync::{Arc, Mutex, Condvar}`, `thread`,
+//! `cell::UnsafeCell`), so one source runs under all three.
+//!
+//! Each port keeps its original test driver's shape: the threads, the
+//! operations each performs, the memory orders, and where non-atomic data is
+//! touched. Sources: CDSChecker's benchmark repository (the originals, with the
+//! bugs CDSChecker reported), the versions modified for tsan11 on which
+//! C11Tester measured its race-detection rates (a memory order weakened in each
+//! data structure), and C11Tester's two injected bugs (§8.1). Where the source
+//! of a weakened variant is not known, the comment on it says which order we
+//! weakened.
+//!
+//! [`BENCHMARKS`] lists every program with the verdict a correct checker must
+//! give; the programs themselves are in `suite_programs.rs`, included once per
+//! tool (see [`crate::c11`]).
+
+/// What a checker must report on a benchmark.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No execution has a bug.
+    NoBug,
+    /// Some execution has a data race on non-atomic data.
+    Race,
+    /// Some execution fails an assertion of the test driver.
+    Assertion,
+    /// Some execution ends with every thread blocked.
+    Deadlock,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::NoBug => "no bug",
+            Verdict::Race => "data race",
+            Verdict::Assertion => "assertion",
+            Verdict::Deadlock => "deadlock",
+        }
+    }
+}
+
+/// One benchmark: its name, where it comes from, and its documented bug.
+#[derive(Copy, Clone, Debug)]
+pub struct Benchmark {
+    pub name: &'static str,
+    /// `CDSChecker` (the original and its published bugs), `tsan11/C11Tester`
+    /// (a weakened memory order), or `C11Tester §8.1` (an injected bug).
+    pub origin: &'static str,
+    pub verdict: Verdict,
+    /// The bug in one line, or why there is none.
+    pub bug: &'static str,
+    /// The bug needs weak memory: a checker of sequentially consistent
+    /// interleavings (shuttle) cannot see it.
+    pub weak_memory: bool,
+}
+
+const fn b(
+    name: &'static str,
+    origin: &'static str,
+    verdict: Verdict,
+    weak_memory: bool,
+    bug: &'static str,
+) -> Benchmark {
+    Benchmark {
+        name,
+        origin,
+        verdict,
+        bug,
+        weak_memory,
+    }
+}
+
+/// Every benchmark, in the order of CDSChecker's Fig. 11, then C11Tester's.
+pub const BENCHMARKS: &[Benchmark] = &[
+    b("chase-lev", "CDSChecker", Verdict::Assertion, false,
+      "published bug: a push that resizes stores into the old array; a take or steal reads a slot of the new one that was never written"),
+    b("chase-lev-fixed", "CDSChecker", Verdict::NoBug, false,
+      "fixed: push reloads the array after a resize, which is published release/acquire"),
+    b("spsc", "CDSChecker", Verdict::Deadlock, true,
+      "known bug: the producer's relaxed signal misses the consumer's waiter flag; the consumer sleeps forever"),
+    b("spsc-fixed", "CDSChecker", Verdict::NoBug, false,
+      "fixed: the producer signals with a seq_cst read-modify-write"),
+    b("barrier", "CDSChecker", Verdict::NoBug, false, "none: a seq_cst spinning barrier"),
+    b("dekker", "CDSChecker", Verdict::NoBug, false,
+      "none: Dekker's critical section with seq_cst, release and acquire fences"),
+    b("mcs-lock", "CDSChecker", Verdict::NoBug, false, "none: MCS queue lock"),
+    b("mpmc", "CDSChecker", Verdict::NoBug, false,
+      "none: bounded multi-producer multi-consumer queue"),
+    b("ms-queue", "CDSChecker", Verdict::NoBug, false,
+      "none: Michael-Scott queue with tagged indices"),
+    b("linuxrw", "CDSChecker", Verdict::NoBug, false, "none: Linux reader-writer spinlock"),
+    b("barrier-weak", "tsan11/C11Tester", Verdict::Race, true,
+      "the last thread's step increment is relaxed: a waiter leaves without synchronizing and its read of `var` races"),
+    b("chase-lev-weak", "tsan11/C11Tester", Verdict::Assertion, true,
+      "the resized array is published with relaxed orders: a steal reads a slot whose copy does not happen before it (the C version reads calloc'd memory, which C11Tester reports as a race)"),
+    b("dekker-weak", "tsan11/C11Tester", Verdict::Race, true,
+      "p0's first seq_cst fence is removed: both threads enter the critical section"),
+    b("linuxrw-weak", "tsan11/C11Tester", Verdict::Race, true,
+      "the retried lock acquisitions are relaxed: a writer that retried does not synchronize with the reader it waited for"),
+    b("mcs-lock-weak", "tsan11/C11Tester", Verdict::Race, true,
+      "(our weakening) the hand-over store to the successor's gate is relaxed: the successor's critical section races with ours"),
+    b("mpmc-weak", "tsan11/C11Tester", Verdict::Race, true,
+      "write_publish is relaxed: a reader reads the slot without synchronizing with its writer"),
+    b("ms-queue-weak", "tsan11/C11Tester", Verdict::Race, true,
+      "(our weakening) the CAS that links a new node is relaxed: a dequeuer reads the node's value without synchronizing"),
+    b("seqlock", "C11Tester §8.1", Verdict::NoBug, false,
+      "none: seqlock (Boehm, MSPC'12, Fig. 5) with two writers and release data stores"),
+    b("seqlock-relaxed-inc", "C11Tester §8.1", Verdict::Assertion, true,
+      "injected: the writers' counter increment is relaxed; two writers' data stores are unordered and a reader sees a torn pair"),
+    b("rwlock", "C11Tester §8.1", Verdict::NoBug, false,
+      "none: reader-writer lock guarding a pair of atomics"),
+    b("rwlock-relaxed-write", "C11Tester §8.1", Verdict::Assertion, true,
+      "injected: write_lock is relaxed; two writers' stores are unordered and a reader sees a torn pair"),
+];
+
+/// The benchmark of that name.
+pub fn benchmark(name: &str) -> Option<&'static Benchmark> {
+    BENCHMARKS.iter().find(|b| b.name == name)
+}
