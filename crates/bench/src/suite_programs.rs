@@ -248,13 +248,17 @@ fn chase_lev_with(version: Deq) {
     );
 }
 
-/// The published C11 Chase-Lev deque (its bug is listed in `BENCHMARKS`).
+/// Bug (CDSChecker's find): after a resize, `push` stores into the old
+/// array; a later take or steal reads a never-written slot of the new one.
 pub fn chase_lev() {
     chase_lev_with(Deq::Published)
 }
+/// No bug: `push` reloads the array; the pointer is published release/acquire.
 pub fn chase_lev_fixed() {
     chase_lev_with(Deq::Fixed)
 }
+/// Bug (tsan11's version): the new array's pointer is relaxed, so a steal
+/// can read a slot whose copy does not happen before it.
 pub fn chase_lev_weak() {
     chase_lev_with(Deq::Weak)
 }
@@ -409,9 +413,12 @@ fn spsc_with(fixed: bool) {
     assert_eq!(d, 11);
 }
 
+/// Bug (known): the producer's relaxed `signal_relaxed` can miss the waiter
+/// flag the consumer set; the consumer sleeps forever (deadlock).
 pub fn spsc() {
     spsc_with(false)
 }
+/// No bug: the producer signals with a seq_cst read-modify-write.
 pub fn spsc_fixed() {
     spsc_with(true)
 }
@@ -467,9 +474,12 @@ fn barrier_with(step_order: Ordering) {
     b.join().unwrap();
 }
 
+/// No bug: a seq_cst barrier orders A's write before B's read.
 pub fn barrier() {
     barrier_with(SeqCst)
 }
+/// Bug (tsan11's version): the last arrival's step increment is relaxed,
+/// so a waiter leaves without synchronizing: its read of `var` races.
 pub fn barrier_weak() {
     barrier_with(Relaxed)
 }
@@ -523,9 +533,12 @@ fn dekker_with(p0_first_fence: bool) {
     b.join().unwrap();
 }
 
+/// No bug: fences make the critical sections exclusive and ordered.
 pub fn dekker() {
     dekker_with(true)
 }
+/// Bug (tsan11's version): p0 lacks its first seq_cst fence; both threads
+/// can enter the critical section: the writes to `var` race.
 pub fn dekker_weak() {
     dekker_with(false)
 }
@@ -622,9 +635,12 @@ fn mcs_with(handover: Ordering) {
     b.join().unwrap();
 }
 
+/// No bug: the MCS lock orders the critical sections.
 pub fn mcs_lock() {
     mcs_with(Release)
 }
+/// Bug (our weakening): the hand-over store to the successor's gate is
+/// relaxed; the successor's critical section races with ours.
 pub fn mcs_lock_weak() {
     mcs_with(Relaxed)
 }
@@ -723,8 +739,8 @@ impl Mpmc {
     }
 }
 
-/// CDSChecker's driver: two identical threads, each enqueues an item,
-/// then dequeues one (if it finds one).
+/// No bug. CDSChecker's driver: two identical threads, each enqueues an
+/// item, then dequeues one (if it finds one).
 pub fn mpmc() {
     let q = Arc::new(Mpmc::new(AcqRel, Release));
     let hs: Vec<_> = (0..2)
@@ -745,7 +761,9 @@ pub fn mpmc() {
     }
 }
 
-/// tsan11's driver: an initial element, two writers, two readers.
+/// Bug (tsan11's version): `write_publish` is relaxed; a reader reads a
+/// slot without synchronizing with its writer. tsan11's driver: an initial
+/// element, two writers, two readers that drain the queue.
 pub fn mpmc_weak() {
     let q = Arc::new(Mpmc::new(Acquire, Relaxed));
     q.write(17);
@@ -909,9 +927,12 @@ fn ms_queue_with(link: Ordering) {
     assert_eq!(ins, outs, "the values dequeued are not those enqueued");
 }
 
+/// No bug: two threads each enqueue, then dequeue.
 pub fn ms_queue() {
     ms_queue_with(Release)
 }
+/// Bug (our weakening): the CAS linking a new node is relaxed; a dequeuer
+/// reads the node's value without synchronizing with the enqueuer.
 pub fn ms_queue_weak() {
     ms_queue_with(Relaxed)
 }
@@ -997,9 +1018,12 @@ fn linuxrw_with(retry: Ordering) {
     }
 }
 
+/// No bug: the Linux reader-writer spinlock.
 pub fn linuxrw() {
     linuxrw_with(Acquire)
 }
+/// Bug (tsan11's version): the retried lock acquisitions are relaxed; a
+/// writer that waited for the reader does not synchronize with it.
 pub fn linuxrw_weak() {
     linuxrw_with(Relaxed)
 }
@@ -1032,9 +1056,12 @@ fn rwlock_with(write: Ordering) {
     }
 }
 
+/// No bug: the write lock is acquired with acquire orders.
 pub fn rwlock() {
     rwlock_with(Acquire)
 }
+/// Bug (C11Tester's injected one): `write_lock` is relaxed; two writers'
+/// stores are unordered and the reader sees a torn pair.
 pub fn rwlock_relaxed_write() {
     rwlock_with(Relaxed)
 }
@@ -1104,9 +1131,12 @@ fn seqlock_with(inc: Ordering) {
     }
 }
 
+/// No bug: the writers' counter increment is an acquire CAS.
 pub fn seqlock() {
     seqlock_with(Acquire)
 }
+/// Bug (C11Tester's injected one): the increment is relaxed; two writers'
+/// data stores are unordered and the reader accepts a torn pair.
 pub fn seqlock_relaxed_inc() {
     seqlock_with(Relaxed)
 }

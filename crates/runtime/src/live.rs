@@ -57,7 +57,16 @@ impl Pct {
                 self.priorities[t] = self.depth as u64 + 1 + rng.next_u64() % (1 << 40);
             }
         }
-        *ready.iter().max_by_key(|&&t| self.priorities[t]).unwrap()
+        // Ties (threads that spun, all at priority 0) go to a random one:
+        // always the same would starve the others, and with them whatever
+        // the spinner waits for.
+        let top = ready.iter().map(|&t| self.priorities[t]).max().unwrap();
+        let tied: Vec<usize> = ready
+            .iter()
+            .copied()
+            .filter(|&t| self.priorities[t] == top)
+            .collect();
+        tied[rng.below(tied.len())]
     }
 }
 
