@@ -240,7 +240,11 @@ fn child(tool: &str, name: &str, budget: Duration, samples: usize) {
         }
         "c11check-live" | "c11check-random" => {
             let b = c11check::model::Builder::new().random(samples as u64);
-            let b = if tool == "c11check-live" { b.live() } else { b };
+            let b = if tool == "c11check-live" {
+                b.live()
+            } else {
+                b.graph_random()
+            };
             let s = b.explore(p).unwrap_or_else(|r| panic!("{r}"));
             (s.stats.executions + s.stats.blocked, true)
         }

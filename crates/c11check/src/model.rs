@@ -46,9 +46,13 @@ pub struct Builder {
     /// Print progress and a summary to stderr. `C11CHECK_LOG=1`.
     pub log: bool,
     /// Random executions run on the live memory (C11Tester's model: no
-    /// execution graph, pruned, for long executions) rather than as graphs.
-    /// `C11CHECK_LIVE=1`.
+    /// execution graph, pruned, for long executions; the default) rather
+    /// than as execution graphs. `C11CHECK_LIVE=0` picks the graphs.
     pub live: bool,
+    /// Live random mode: prune aggressively, keeping each thread's newest
+    /// `n` stores per location readable (see [`Builder::prune_window`]).
+    /// `C11CHECK_PRUNE_WINDOW`.
+    pub prune_window: Option<usize>,
     /// Live random mode schedules with PCT of this depth (the number of
     /// ordering constraints a bug needs) instead of uniformly.
     /// `C11CHECK_PCT=<depth>`.
@@ -90,7 +94,8 @@ impl Builder {
             replay: std::env::var("C11CHECK_REPLAY").ok(),
             dot: std::env::var_os("C11CHECK_DOT").map(Into::into),
             log: std::env::var("C11CHECK_LOG").is_ok_and(|v| v != "0"),
-            live: std::env::var("C11CHECK_LIVE").is_ok_and(|v| v != "0"),
+            live: std::env::var("C11CHECK_LIVE").map_or(true, |v| v.trim() != "0"),
+            prune_window: env("C11CHECK_PRUNE_WINDOW"),
             pct_depth: env("C11CHECK_PCT"),
         }
     }
@@ -107,13 +112,33 @@ impl Builder {
         self.random_iterations = Some(iterations);
         self
     }
-    /// Runs the random executions on the live memory: each operation is
-    /// answered at once and memory stays bounded however long an execution
-    /// is (millions of operations), at the price of C11Tester's SeqCst
-    /// fragment (SeqCst operations ordered as executed). A report gives the
-    /// iteration's seed as its replay string (`l1:<seed>`); it has no trace.
+    /// Runs the random executions on the live memory (the default): each
+    /// operation is answered at once and memory stays bounded however long
+    /// an execution is (millions of operations); the order SeqCst
+    /// operations execute in bounds what later reads see (stronger than
+    /// C++20: a few SeqCst outcomes are not produced). A report gives the
+    /// iteration's seed as its replay string (`l1:<seed>`) and the last
+    /// operations of the execution.
     pub fn live(mut self) -> Self {
         self.live = true;
+        self
+    }
+    /// Runs the random executions as execution graphs instead, each checked
+    /// for consistency and replayed from the start: slower, but every
+    /// outcome of a small test is reachable and a report shows the whole
+    /// execution.
+    pub fn graph_random(mut self) -> Self {
+        self.live = false;
+        self.pct_depth = None;
+        self
+    }
+    /// Live random mode: prunes aggressively (c11tester.md §7.1), keeping
+    /// only each thread's newest `n` stores per location readable once it
+    /// has more, so memory stays bounded even while a thread that never
+    /// synchronises could read old stores. Executions stay ones the model
+    /// allows; some become unreachable. Without it pruning is conservative.
+    pub fn prune_window(mut self, n: usize) -> Self {
+        self.prune_window = Some(n.max(1));
         self
     }
     /// Live random mode with PCT scheduling of depth `depth` (see
@@ -176,6 +201,7 @@ impl Builder {
             replay: self.replay.clone(),
             progress: self.log,
             pct_depth: self.pct_depth,
+            prune_window: self.prune_window,
         }
     }
 
@@ -207,8 +233,12 @@ impl Builder {
             Ok(summary) => {
                 if self.log {
                     let s = &summary.stats;
+                    let behaviours = summary
+                        .behaviours
+                        .map(|b| format!(" ({b} distinct behaviours)"))
+                        .unwrap_or_default();
                     eprintln!(
-                        "c11check: {} executions, {} blocked, {:.3}s{}",
+                        "c11check: {} executions{behaviours}, {} blocked, {:.3}s{}",
                         s.executions,
                         s.blocked,
                         s.elapsed.as_secs_f64(),

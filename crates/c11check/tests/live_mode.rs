@@ -159,3 +159,68 @@ fn pct_locks_wait_and_retry() {
         assert_eq!(*m.lock().unwrap(), 3);
     });
 }
+
+/// `random(n)` alone runs the live engine (replay strings start with `l1:`);
+/// `graph_random()` runs execution graphs (`c1:`).
+#[test]
+fn live_is_the_default_random_engine() {
+    let live = seqlock::check_with(Builder::new().random(2000).seed(1), false)
+        .expect_err("the torn read is found");
+    assert!(live.replay.starts_with("l1:"), "{}", live.replay);
+    let graph = seqlock::check_with(Builder::new().graph_random().random(2000).seed(1), false)
+        .expect_err("the torn read is found");
+    assert!(!graph.replay.starts_with("l1:"), "{}", graph.replay);
+}
+
+/// A long execution where one thread never reads the written location until
+/// the end, with the aggressive pruning window: the reader stays coherent
+/// and the run completes (the window's memory bound is checked in
+/// `model::live`'s tests).
+#[test]
+fn pruning_window_through_the_api() {
+    Builder::new()
+        .random(2)
+        .prune_window(4)
+        .max_steps(1_000_000)
+        .check(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let done = Arc::new(AtomicUsize::new(0));
+            let (x2, d2) = (x.clone(), done.clone());
+            let (x3, d3) = (x.clone(), done.clone());
+            let reader = thread::spawn(move || {
+                let mut last = 0;
+                while d2.load(Ordering::Relaxed) == 0 {
+                    let v = x2.load(Ordering::Relaxed);
+                    assert!(v >= last);
+                    last = v;
+                    thread::yield_now();
+                }
+            });
+            let idle = thread::spawn(move || {
+                while d3.load(Ordering::Acquire) == 0 {
+                    thread::yield_now();
+                }
+                assert_eq!(x3.load(Ordering::Relaxed), 50_000);
+            });
+            for i in 1..=50_000 {
+                x.store(i, Ordering::Relaxed);
+            }
+            done.store(1, Ordering::Release);
+            reader.join().unwrap();
+            idle.join().unwrap();
+        });
+}
+
+/// A live run counts distinct behaviours (executions differing in some
+/// value a thread read): store buffering has four.
+#[test]
+fn live_run_counts_distinct_behaviours() {
+    let s = Builder::new()
+        .random(400)
+        .seed(5)
+        .explore(|| {
+            common::sb();
+        })
+        .unwrap();
+    assert_eq!(s.behaviours, Some(4));
+}

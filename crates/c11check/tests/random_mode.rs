@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 fn random_outcomes_are_exhaustive_ones_and_reach_them_all() {
     let (all, _) = outcomes(Builder::new());
     let all: BTreeSet<_> = all.into_iter().collect();
-    let (sampled, n) = outcomes(Builder::new().random(300).seed(7));
+    let (sampled, n) = outcomes(Builder::new().graph_random().random(300).seed(7));
     assert_eq!(n, 300);
     let sampled: BTreeSet<_> = sampled.into_iter().collect();
     assert_eq!(
@@ -26,16 +26,16 @@ fn random_outcomes_are_exhaustive_ones_and_reach_them_all() {
 
 #[test]
 fn same_seed_same_executions() {
-    let (a, _) = outcomes(Builder::new().random(50).seed(42));
-    let (b, _) = outcomes(Builder::new().random(50).seed(42));
-    let (c, _) = outcomes(Builder::new().random(50).seed(43));
+    let (a, _) = outcomes(Builder::new().graph_random().random(50).seed(42));
+    let (b, _) = outcomes(Builder::new().graph_random().random(50).seed(42));
+    let (c, _) = outcomes(Builder::new().graph_random().random(50).seed(43));
     assert_eq!(a, b);
     assert_ne!(a, c, "another seed gives another sequence (this one does)");
 }
 
 #[test]
 fn random_mode_finds_the_seqlock_bug_and_names_the_seed() {
-    let rep = seqlock::check_with(Builder::new().random(2000).seed(1), false)
+    let rep = seqlock::check_with(Builder::new().graph_random().random(2000).seed(1), false)
         .expect_err("the torn read is found");
     assert_eq!(rep.failure.kind, FailureKind::Panic);
     let text = rep.to_string();

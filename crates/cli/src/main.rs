@@ -51,9 +51,13 @@ struct LitmusArgs {
     random: Option<u64>,
     /// Run the random executions on the live memory (C11Tester's
     /// operational model: no execution graph, bounded memory; SeqCst
-    /// operations ordered as executed).
-    #[arg(long, requires = "random")]
+    /// operations ordered as executed). The default; kept for scripts.
+    #[arg(long, requires = "random", conflicts_with = "graph")]
     live: bool,
+    /// Run the random executions as execution graphs instead of on the
+    /// live memory (slower; every outcome of a small test reachable).
+    #[arg(long, requires = "random")]
+    graph: bool,
     /// Seed of a random run.
     #[arg(long, default_value_t = 0xC11C)]
     seed: u64,
@@ -115,7 +119,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         max_executions: args.max_executions,
         time_budget: args.timeout.map(Duration::from_secs_f64),
         random: args.random.map(|n| (n, args.seed)),
-        live: args.live,
+        live: !args.graph,
     };
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for p in &args.paths {

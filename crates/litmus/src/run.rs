@@ -18,8 +18,8 @@ pub struct RunOptions {
     pub time_budget: Option<Duration>,
     /// `Some((iterations, seed))`: random executions instead of all of them.
     pub random: Option<(u64, u64)>,
-    /// Random executions run on the live memory (C11Tester's model) rather
-    /// than as execution graphs.
+    /// Random executions run on the live memory (C11Tester's model; the
+    /// default) rather than as execution graphs.
     pub live: bool,
 }
 
@@ -31,7 +31,7 @@ impl Default for RunOptions {
             max_executions: None,
             time_budget: None,
             random: None,
-            live: false,
+            live: true,
         }
     }
 }

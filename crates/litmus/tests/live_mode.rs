@@ -106,10 +106,12 @@ impl Rng {
 }
 
 /// One random live execution; the state in `keys` order.
-fn run_live(threads: &[Vec<Op>], keys: &[Key], rng: &mut Rng) -> Vec<Value> {
+fn run_live(threads: &[Vec<Op>], keys: &[Key], rng: &mut Rng, window: Option<usize>) -> Vec<Value> {
     let mut m = LiveMemory::new(false);
-    // Prune after every store: pruning must not change what can happen.
+    // Prune after every store: pruning must not change what can happen
+    // (aggressive pruning, with a window, may only make less happen).
     m.set_prune_interval(1);
+    m.set_prune_window(window);
     let locs = [m.add_loc(0), m.add_loc(0)];
     let tids: Vec<u32> = (0..threads.len())
         .map(|i| if i == 0 { 0 } else { m.add_thread(None) })
@@ -188,6 +190,7 @@ fn check(
     iterations: usize,
     seed: u64,
     complete: bool,
+    window: Option<usize>,
 ) -> Result<(), TestCaseError> {
     let src = render(threads);
     let test = parse(&src).map_err(|e| TestCaseError::fail(format!("{e:?}\n{src}")))?;
@@ -196,7 +199,7 @@ fn check(
     let mut rng = Rng(seed);
     let mut found = BTreeSet::new();
     for _ in 0..iterations {
-        let s = run_live(threads, &report.keys, &mut rng);
+        let s = run_live(threads, &report.keys, &mut rng, window);
         prop_assert!(
             exhaustive.contains(&s),
             "live execution reached {:?}, which the exhaustive explorer does not (keys {:?})\n{}",
@@ -234,12 +237,17 @@ proptest! {
 
     #[test]
     fn live_outcomes_are_exhaustive_outcomes(threads in prop::collection::vec(prop::collection::vec(op(true), 1..4), 2..4)) {
-        check(&threads, 3_000, 7, false)?;
+        check(&threads, 3_000, 7, false, None)?;
+    }
+
+    #[test]
+    fn live_outcomes_with_a_pruning_window_are_exhaustive_outcomes(threads in prop::collection::vec(prop::collection::vec(op(true), 1..4), 2..4), window in 1usize..3) {
+        check(&threads, 3_000, 13, false, Some(window))?;
     }
 
     #[test]
     fn live_finds_every_outcome_without_seq_cst(threads in prop::collection::vec(prop::collection::vec(op(false), 1..4), 2..4)) {
         let n = std::env::var("C11CHECK_LIVE_ITERATIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(20_000);
-        check(&threads, n, 11, true)?;
+        check(&threads, n, 11, true, None)?;
     }
 }

@@ -111,6 +111,9 @@ struct LocState {
     /// atomic) and each thread's last read since.
     last_write: Option<(u32, u64, bool)>,
     reads: Vec<(u32, u64, bool)>,
+    /// Aggressive pruning (see [`LiveMemory::set_prune_window`]): stores
+    /// every thread reads as if it had seen them, at most one per slot.
+    forced: Vec<NodeId>,
 }
 
 struct ThreadState {
@@ -171,6 +174,10 @@ pub struct LiveMemory {
     prune_at: usize,
     /// Smallest `prune_at` (pruning at least this often keeps memory flat).
     prune_min: usize,
+    /// Aggressive pruning: keep each thread's newest `window` stores per
+    /// location readable and forget the older ones (see
+    /// [`Self::set_prune_window`]).
+    window: Option<usize>,
 }
 
 impl LiveMemory {
@@ -187,6 +194,7 @@ impl LiveMemory {
             prune_at: 4096,
             prune_min: 4096,
             sc_clock: Vec::new(),
+            window: None,
         };
         m.add_thread(None);
         m
@@ -197,6 +205,39 @@ impl LiveMemory {
     pub fn set_prune_interval(&mut self, n: usize) {
         self.prune_min = n.max(1);
         self.prune_at = self.nodes.len() + self.prune_min;
+    }
+
+    /// Aggressive pruning (c11tester.md §7.1): once a thread has more than
+    /// `window` stores to a location, every thread reads that location as
+    /// if it had seen the thread's `window`-th newest one, so the older ones
+    /// can go even while some thread that never synchronised could still
+    /// read them. Every execution produced stays one the model allows (a
+    /// load chooses among fewer stores, never outside its may-read-from
+    /// set); some are no longer produced. `None` (the default) prunes
+    /// conservatively only.
+    pub fn set_prune_window(&mut self, window: Option<usize>) {
+        self.window = window.map(|w| w.max(1));
+    }
+
+    /// Moves each location's forced floors up to the pruning window.
+    fn advance_window(&mut self, window: usize) {
+        for l in &mut self.locs {
+            for (slot, list) in l.stores.iter().enumerate() {
+                if slot == INIT_SLOT || list.len() <= window {
+                    continue;
+                }
+                let k = list[list.len() - window].write;
+                if !self.nodes.contains_key(&k) {
+                    continue;
+                }
+                let ks = self.nodes[&k].slot;
+                // The newest forced store of a slot replaces the older one
+                // (a slot's stores are mo-ordered).
+                l.forced
+                    .retain(|f| self.nodes.get(f).is_some_and(|n| n.slot != ks));
+                l.forced.push(k);
+            }
+        }
     }
 
     fn maybe_prune(&mut self) {
@@ -246,6 +287,7 @@ impl LiveMemory {
             last_sc_store: None,
             last_write: None,
             reads: Vec::new(),
+            forced: Vec::new(),
         });
         loc
     }
@@ -427,6 +469,7 @@ impl LiveMemory {
             .enumerate()
             .filter_map(|(slot, list)| Self::last_before(list, get(clock, slot), false, false))
             .map(|e| e.write)
+            .chain(l.forced.iter().copied())
             .filter(|w| self.nodes.contains_key(w))
             .collect();
         let mut out = Vec::new();
@@ -951,6 +994,9 @@ impl LiveMemory {
     /// conservative mode): every execution the unpruned memory could still
     /// produce, it still produces.
     pub fn prune(&mut self) {
+        if let Some(w) = self.window {
+            self.advance_window(w);
+        }
         let running: Vec<usize> = (0..self.threads.len())
             .filter(|&t| self.threads[t].running)
             .collect();
@@ -975,16 +1021,23 @@ impl LiveMemory {
             for &t in &readers {
                 let clock = &self.threads[t].clock;
                 let mut tt = vec![0u64; nslots];
-                for (slot, list) in l.per_slot.iter().enumerate() {
-                    if let Some(e) = Self::last_before(list, get(clock, slot), false, false) {
-                        if let Some(f) = self.nodes.get(&e.write) {
-                            for (w, x) in tt.iter_mut().enumerate() {
-                                let mut c = get(&f.cv, w);
-                                if f.slot == w {
-                                    c = c.min(f.seq.saturating_sub(1));
-                                }
-                                *x = (*x).max(c);
+                let floors = l
+                    .per_slot
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(slot, list)| {
+                        Self::last_before(list, get(clock, slot), false, false)
+                    })
+                    .map(|e| e.write)
+                    .chain(l.forced.iter().copied());
+                for f in floors {
+                    if let Some(f) = self.nodes.get(&f) {
+                        for (w, x) in tt.iter_mut().enumerate() {
+                            let mut c = get(&f.cv, w);
+                            if f.slot == w {
+                                c = c.min(f.seq.saturating_sub(1));
                             }
+                            *x = (*x).max(c);
                         }
                     }
                 }
@@ -1170,6 +1223,43 @@ mod tests {
         let s = m.stats();
         assert!(s.peak_stores < 20_000, "{s:?}");
         assert!(last_read > 0);
+    }
+
+    /// A writer, a reader, and a thread that never touches the location
+    /// (so it could still read any store): conservative pruning must keep
+    /// every store for it; the aggressive window keeps a few, and the
+    /// reader still never reads backwards (its last read may be pruned).
+    #[test]
+    fn pruning_window_bounds_memory_and_keeps_coherence() {
+        for window in [None, Some(1), Some(3)] {
+            let mut m = LiveMemory::new(false);
+            m.set_prune_interval(if window.is_some() { 1 } else { 64 });
+            m.set_prune_window(window);
+            let x = m.add_loc(0);
+            let (w, r) = (0, m.add_thread(Some(0)));
+            let _idle = m.add_thread(Some(0));
+            let mut choose = rng(5);
+            let mut sched = rng(6);
+            let (mut next, mut last_read) = (1, 0);
+            while next <= 5_000 {
+                if sched(2) == 0 {
+                    m.store(w, x, MemOrder::Relaxed, next);
+                    next += 1;
+                } else {
+                    let v = m.load(r, x, MemOrder::Relaxed, &mut choose);
+                    assert!(
+                        v >= last_read,
+                        "window {window:?}: read {v} after {last_read}"
+                    );
+                    last_read = v;
+                }
+            }
+            let peak = m.stats().peak_stores;
+            match window {
+                None => assert!(peak > 4_000, "{peak}"),
+                Some(_) => assert!(peak < 50, "window {window:?}: {peak}"),
+            }
+        }
     }
 
     /// SeqCst operations on different locations order what may be read but

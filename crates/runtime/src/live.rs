@@ -90,6 +90,9 @@ struct Thread {
     lock_wait: Option<(c11check_model::Loc, u64)>,
     /// The value its last compare-exchange read.
     last_cas_read: Option<i64>,
+    /// A hash of the values its loads and read-modify-writes returned, in
+    /// order: two executions differ in behaviour if some thread's differs.
+    reads_hash: u64,
 }
 
 /// One live execution.
@@ -109,6 +112,14 @@ struct Execution<'a> {
     /// The last operations (thread, action, value returned, where), for the
     /// report: a live execution keeps no graph.
     recent: std::collections::VecDeque<(u32, Action, i64, Site)>,
+}
+
+/// A 64-bit mixing step (splitmix64's finaliser).
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+    z ^ (z >> 31)
 }
 
 /// Operations a live report shows (the last ones before the bug).
@@ -137,6 +148,7 @@ impl<'a> Execution<'a> {
                 steps: 0,
                 lock_wait: None,
                 last_cas_read: None,
+                reads_hash: 0,
             });
         }
         self.threads[t].fiber = Some(fiber);
@@ -364,6 +376,18 @@ impl<'a> Execution<'a> {
                 if matches!(action, Action::Cas { .. }) {
                     self.threads[t].last_cas_read = Some(p.val);
                 }
+                // Reference counts' order is not observable (see `Arc`).
+                let refcount = matches!(
+                    action,
+                    Action::Rmw {
+                        op: c11check_model::RmwOp::RefInc | c11check_model::RmwOp::RefDec,
+                        ..
+                    }
+                );
+                if !matches!(action, Action::Store { .. }) && !refcount {
+                    let h = &mut self.threads[t].reads_hash;
+                    *h = mix(*h ^ p.val as u64);
+                }
                 Outcome {
                     val: p.val,
                     ok: p.written.is_some(),
@@ -526,6 +550,8 @@ pub(crate) fn run_live(
             .collect(),
     };
     let mut found: Vec<(Box<Report>, u64)> = Vec::new();
+    // Distinct behaviours seen (see `Thread::reads_hash`).
+    let mut behaviours: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut iterations_run = 0u64;
     let mut ops = 0u64;
     // PCT's change points are drawn among the steps of the longest
@@ -547,7 +573,11 @@ pub(crate) fn run_live(
         let mut ex = Execution {
             cfg,
             shared: shared.clone(),
-            mem: LiveMemory::new(cfg.model == Model::Sc),
+            mem: {
+                let mut m = LiveMemory::new(cfg.model == Model::Sc);
+                m.set_prune_window(cfg.prune_window);
+                m
+            },
             threads: Vec::new(),
             bodies: Vec::new(),
             rng: Rng::new(s),
@@ -574,6 +604,7 @@ pub(crate) fn run_live(
             .collect();
         ops += ex.ops;
         expected_steps = expected_steps.max(ex.ops);
+        behaviours.insert(ex.threads.iter().fold(0u64, |h, th| mix(h ^ th.reads_hash)));
         ex.teardown();
         let failure = match end {
             End::Failed(f) => Some(f),
@@ -670,10 +701,11 @@ pub(crate) fn run_live(
             last_progress = Instant::now();
             let secs = start.elapsed().as_secs_f64();
             eprintln!(
-                "c11check: {} random executions in {secs:.1}s ({:.0}/s, {:.1} M operations/s), {} distinct bugs",
+                "c11check: {} random executions in {secs:.1}s ({:.0}/s, {:.1} M operations/s), {} distinct behaviours, {} distinct bugs",
                 i + 1,
                 (i + 1) as f64 / secs,
                 ops as f64 / secs / 1e6,
+                behaviours.len(),
                 found.len()
             );
         }
@@ -698,6 +730,7 @@ pub(crate) fn run_live(
         None => Ok(Summary {
             blocked: stats.blocked,
             stats,
+            behaviours: Some(behaviours.len() as u64),
         }),
     }
 }

@@ -38,6 +38,9 @@ pub struct RunConfig {
     /// Live random mode: schedule with PCT of this depth instead of
     /// uniformly at random.
     pub pct_depth: Option<u32>,
+    /// Live random mode: the aggressive pruning window (see
+    /// `LiveMemory::set_prune_window`).
+    pub prune_window: Option<usize>,
 }
 
 impl Default for RunConfig {
@@ -51,6 +54,7 @@ impl Default for RunConfig {
             replay: None,
             progress: false,
             pct_depth: None,
+            prune_window: None,
         }
     }
 }
@@ -63,6 +67,9 @@ pub struct Summary {
     /// thread waited for a lock that a later release hands over (explored
     /// separately); not bugs.
     pub blocked: u64,
+    /// Live random runs: how many distinct behaviours the executions showed
+    /// (they differ when some thread read a different sequence of values).
+    pub behaviours: Option<u64>,
 }
 
 /// Explores every execution of `main` (or replays one) and returns the first
@@ -111,6 +118,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         Some(s) => replay(&mut driver, s, cfg.model, &mut visitor).map(|stats| Summary {
             blocked: stats.blocked,
             stats,
+            behaviours: None,
         }),
         None => {
             let config = Config {
@@ -135,6 +143,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             Ok(Summary {
                 blocked: stats.blocked,
                 stats,
+                behaviours: None,
             })
         }
     };

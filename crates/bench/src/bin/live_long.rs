@@ -3,6 +3,10 @@
 //! 10,000,000) to one location while a reader keeps loading it, each step
 //! given to a thread picked at random. Prints time, operations per second
 //! and peak memory (compare C11Tester's 6.3 GB on this test, RSAN Ex. 7.2).
+//!
+//! `--idle`: a third thread that never reads the location runs throughout,
+//! so it could still read any store and conservative pruning keeps them
+//! all; `--window K` prunes aggressively, keeping each thread's newest K.
 
 use c11check_bench::peak_rss_kib;
 use c11check_model::live::LiveMemory;
@@ -10,7 +14,21 @@ use c11check_model::MemOrder;
 use std::time::Instant;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let all: Vec<String> = std::env::args().collect();
+    let idle = all.iter().any(|a| a == "--idle");
+    let window: Option<usize> = all
+        .iter()
+        .position(|a| a == "--window")
+        .map(|i| all[i + 1].parse().expect("--window K"));
+    let args: Vec<String> = all
+        .iter()
+        .enumerate()
+        .filter(|&(i, a)| {
+            let value_of_window = i > 0 && all[i - 1] == "--window";
+            !a.starts_with("--") && !value_of_window
+        })
+        .map(|(_, a)| a.clone())
+        .collect();
     let stores: i64 = args
         .get(1)
         .and_then(|s| s.parse().ok())
@@ -25,8 +43,12 @@ fn main() {
     };
     let start = Instant::now();
     let mut m = LiveMemory::new(false);
+    m.set_prune_window(window);
     let x = m.add_loc(0);
     let (writer, reader) = (0, m.add_thread(Some(0)));
+    if idle {
+        m.add_thread(Some(0));
+    }
     let (mut written, mut loads, mut last) = (0i64, 0u64, 0i64);
     while written < stores {
         if next() & 1 == 0 {
