@@ -87,7 +87,9 @@ fn live_finds_the_seqlock_bug_and_replays_its_seed() {
     assert!(rep
         .to_string()
         .contains(&format!("hit in {hits} of 2000 iterations")));
-    // The report shows the operations that led there, with source lines.
+    // The report shows every operation that led there (the execution is run
+    // again from its seed to record them all), with source lines.
+    assert!(rep.trace[0].starts_with("(all "), "{rep}");
     assert!(rep.trace.len() > 5, "{rep}");
     assert!(
         rep.trace

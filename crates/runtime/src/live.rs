@@ -112,6 +112,10 @@ struct Execution<'a> {
     /// The last operations (thread, action, value returned, where), for the
     /// report: a live execution keeps no graph.
     recent: std::collections::VecDeque<(u32, Action, i64, Site)>,
+    /// How many of the last operations `recent` keeps.
+    trace_cap: usize,
+    /// Operations recorded in all (`recent` keeps the last ones).
+    recorded: u64,
 }
 
 /// A 64-bit mixing step (splitmix64's finaliser).
@@ -122,8 +126,12 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Operations a live report shows (the last ones before the bug).
+/// Operations each live execution keeps for a report (the last ones).
 const RECENT: usize = 40;
+
+/// Operations a report shows: the failing execution is run again from its
+/// seed keeping this many (all of them, unless it is very long).
+const FULL_TRACE: usize = 100_000;
 
 /// How an execution ended.
 enum End {
@@ -415,9 +423,10 @@ impl<'a> Execution<'a> {
             }
             Action::Spawn { .. } | Action::Finish => Outcome::default(),
         };
-        if self.recent.len() == RECENT {
+        if self.recent.len() == self.trace_cap {
             self.recent.pop_front();
         }
+        self.recorded += 1;
         self.recent.push_back((tid, action, outcome.val, site));
         self.resume(t, outcome);
         // A lock wait: remember how many stores the lock had.
@@ -561,51 +570,19 @@ pub(crate) fn run_live(
             stats.cut = true;
             break;
         }
-        {
-            let mut sh = shared.borrow_mut();
-            sh.generation = crate::next_generation();
-            sh.panics.clear();
-            sh.joined_panics.clear();
-            sh.failure = None;
-            sh.live.clear();
-            sh.waits.clear();
-        }
-        let mut ex = Execution {
-            cfg,
-            shared: shared.clone(),
-            mem: {
-                let mut m = LiveMemory::new(cfg.model == Model::Sc);
-                m.set_prune_window(cfg.prune_window);
-                m
-            },
-            threads: Vec::new(),
-            bodies: Vec::new(),
-            rng: Rng::new(s),
-            stores: Vec::new(),
-            stacks: &mut stacks,
-            ops: 0,
-            pct: None,
-            recent: std::collections::VecDeque::new(),
-        };
         let steps_now = expected_steps;
-        if let Some(depth) = pct_depth {
-            ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
-        }
-        let end = ex.run(main.clone());
-        let recent: Vec<String> = ex
-            .recent
-            .iter()
-            .map(|(t, a, v, site)| match a {
-                Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. } => {
-                    format!("T{t}: {a} = {v} at {site}")
-                }
-                _ => format!("T{t}: {a} at {site}"),
-            })
-            .collect();
-        ops += ex.ops;
-        expected_steps = expected_steps.max(ex.ops);
-        behaviours.insert(ex.threads.iter().fold(0u64, |h, th| mix(h ^ th.reads_hash)));
-        ex.teardown();
+        let it = run_iteration(
+            &main,
+            cfg,
+            &shared,
+            &mut stacks,
+            (s, pct_depth, steps_now),
+            RECENT,
+        );
+        let (end, recent, it_ops, it_recorded) = (it.end, it.trace, it.ops, it.recorded);
+        ops += it.ops;
+        expected_steps = expected_steps.max(it.ops);
+        behaviours.insert(it.behaviour);
         let failure = match end {
             End::Failed(f) => Some(f),
             End::Blocked => {
@@ -669,15 +646,36 @@ pub(crate) fn run_live(
                 f.1 += 1;
                 continue;
             }
+            // A new bug: run its execution again from its seed, keeping
+            // every operation (up to FULL_TRACE) for the report.
+            let full = run_iteration(
+                &main,
+                cfg,
+                &shared,
+                &mut stacks,
+                (s, pct_depth, steps_now),
+                FULL_TRACE,
+            );
+            let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
+                || !matches!(full.end, End::Failed(_)) && full.ops == it_ops;
+            let (lines, total) = if same {
+                (full.trace, full.recorded)
+            } else {
+                (recent, it_recorded)
+            };
             found.push((
                 Box::new(Report {
                     failure,
                     trace: {
-                        let mut t = vec![format!(
-                        "(the last {} operations of this execution; the live memory keeps no more)",
-                        recent.len()
-                    )];
-                        t.extend(recent.iter().cloned());
+                        let mut t = vec![if lines.len() as u64 >= total {
+                            format!("(all {total} operations of this execution, in the order they ran)")
+                        } else {
+                            format!(
+                                "(the last {} of the execution's {total} operations, in the order they ran)",
+                                lines.len()
+                            )
+                        }];
+                        t.extend(lines);
                         t
                     },
                     replay: match pct_depth {
@@ -732,5 +730,81 @@ pub(crate) fn run_live(
             stats,
             behaviours: Some(behaviours.len() as u64),
         }),
+    }
+}
+
+/// What one live execution did.
+struct Iteration {
+    end: End,
+    /// Its last operations (at most the `cap` given), as trace lines.
+    trace: Vec<String>,
+    /// Memory operations performed (what the trace would show in full).
+    recorded: u64,
+    ops: u64,
+    /// Which behaviour it showed (see `Thread::reads_hash`).
+    behaviour: u64,
+}
+
+/// Runs one live execution of `main` from `(seed, pct depth, pct steps)`,
+/// keeping its last `cap` operations for the report.
+fn run_iteration(
+    main: &Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+    shared: &Rc<RefCell<Shared>>,
+    stacks: &mut Vec<DefaultStack>,
+    (s, pct_depth, steps_now): (u64, Option<u32>, u64),
+    cap: usize,
+) -> Iteration {
+    {
+        let mut sh = shared.borrow_mut();
+        sh.generation = crate::next_generation();
+        sh.panics.clear();
+        sh.joined_panics.clear();
+        sh.failure = None;
+        sh.live.clear();
+        sh.waits.clear();
+    }
+    let mut ex = Execution {
+        cfg,
+        shared: shared.clone(),
+        mem: {
+            let mut m = LiveMemory::new(cfg.model == Model::Sc);
+            m.set_prune_window(cfg.prune_window);
+            m
+        },
+        threads: Vec::new(),
+        bodies: Vec::new(),
+        rng: Rng::new(s),
+        stores: Vec::new(),
+        stacks,
+        ops: 0,
+        pct: None,
+        recent: std::collections::VecDeque::new(),
+        trace_cap: cap,
+        recorded: 0,
+    };
+    if let Some(depth) = pct_depth {
+        ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
+    }
+    let end = ex.run(main.clone());
+    let recent: Vec<String> = ex
+        .recent
+        .iter()
+        .map(|(t, a, v, site)| match a {
+            Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. } => {
+                format!("T{t}: {a} = {v} at {site}")
+            }
+            _ => format!("T{t}: {a} at {site}"),
+        })
+        .collect();
+    let behaviour = ex.threads.iter().fold(0u64, |h, th| mix(h ^ th.reads_hash));
+    let (ops, recorded) = (ex.ops, ex.recorded);
+    ex.teardown();
+    Iteration {
+        end,
+        trace: recent,
+        recorded,
+        ops,
+        behaviour,
     }
 }
