@@ -18,6 +18,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 use std::time::{Duration, Instant};
 
+/// Object creation tracking (a fresh object reached without synchronization
+/// is a race), as a user of c11check would install it.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 /// Executions started (loom and shuttle report no count of their own).
 static STARTED: AtomicU64 = AtomicU64::new(0);
 

@@ -96,8 +96,8 @@ const fn b2(
 
 /// Every benchmark, in the order of CDSChecker's Fig. 11, then C11Tester's.
 pub const BENCHMARKS: &[Benchmark] = &[
-    b("chase-lev", "CDSChecker", Verdict::Assertion, false,
-      "published bug: a push that resizes stores into the old array; a take or steal reads a slot of the new one that was never written"),
+    b2("chase-lev", "CDSChecker", Verdict::Assertion, Verdict::Race,
+      "published bug: a push that resizes stores into the old array; a take or steal reads a slot of the new one that was never written (the new array is also published relaxed: a steal can reach it unsynchronized, a race on its creation)"),
     b("chase-lev-fixed", "CDSChecker", Verdict::NoBug, false,
       "fixed: push reloads the array after a resize, which is published release/acquire"),
     b("spsc", "CDSChecker", Verdict::Deadlock, true,

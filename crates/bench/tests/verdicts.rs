@@ -5,6 +5,11 @@ use c11check::model::{Builder, FailureKind};
 use c11check_bench::suite::{Verdict, BENCHMARKS};
 use std::time::Instant;
 
+/// Object creation tracking (a fresh object reached without synchronization
+/// is a race), as a user of c11check would install it.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 fn verdict_of(kind: FailureKind) -> Option<Verdict> {
     match kind {
         FailureKind::DataRace => Some(Verdict::Race),

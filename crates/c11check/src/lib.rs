@@ -57,3 +57,11 @@ macro_rules! thread_local {
         $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init;);
     };
 }
+
+/// Object creation tracking: install [`alloc::TrackingAllocator`] as the
+/// global allocator of a test crate and an access that is not ordered after
+/// the creation of the object it reaches (a fresh allocation published with
+/// a relaxed store, say) is reported as a data race.
+pub mod alloc {
+    pub use c11check_runtime::alloc::TrackingAllocator;
+}

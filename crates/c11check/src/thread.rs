@@ -62,15 +62,20 @@ mod registry {
     }
 }
 
-/// Thread `t`'s park token (set by `unpark`, consumed by `park`).
+/// Thread `t`'s park token (set by `unpark`, consumed by `park`), made by
+/// whichever side asks first; it behaves as if it had existed from the start
+/// (not tracked as created by that thread, see `c11check::alloc`).
 fn park_token(t: u32) -> &'static crate::sync::atomic::AtomicBool {
     let p: *const crate::sync::atomic::AtomicBool = registry::with(|r| {
         let i = t as usize;
         if r.tokens.len() <= i {
             r.tokens.resize_with(i + 1, || None);
         }
-        &**r.tokens[i].get_or_insert_with(|| Box::new(crate::sync::atomic::AtomicBool::new(false)))
-            as *const _
+        c11check_runtime::alloc::untracked(|| {
+            &**r.tokens[i]
+                .get_or_insert_with(|| Box::new(crate::sync::atomic::AtomicBool::new(false)))
+                as *const _
+        })
     });
     // SAFETY: the token is boxed (its address is stable) and the registry keeps
     // it until the execution ends; no modelled thread runs across executions,

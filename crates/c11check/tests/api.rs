@@ -7,6 +7,11 @@ use c11check::thread;
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
+/// Creation tracking on (see `tests/creation.rs`): no test here may report
+/// an access to an object as unordered with its creation.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 /// Runs `f` under the model and collects the outcomes it reports.
 fn outcomes<T: Ord + Send + 'static>(
     f: impl Fn() -> T + Send + Sync + 'static,

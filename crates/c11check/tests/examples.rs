@@ -12,6 +12,11 @@ mod spsc;
 use c11check::model::{Builder, FailureKind, Report, Summary};
 use c11check::sync::atomic::Ordering;
 
+/// Creation tracking on (see `tests/creation.rs`): no test here may report
+/// an access to an object as unordered with its creation.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 fn passes(r: Result<Summary, Box<Report>>) -> Summary {
     let s = r.unwrap_or_else(|rep| panic!("unexpected report:\n{rep}"));
     assert!(!s.stats.cut);

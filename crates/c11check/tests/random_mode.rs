@@ -11,6 +11,11 @@ use c11check::model::{Builder, FailureKind};
 use common::outcomes;
 use std::collections::BTreeSet;
 
+/// Creation tracking on (see `tests/creation.rs`): no test here may report
+/// an access to an object as unordered with its creation.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 #[test]
 fn random_outcomes_are_exhaustive_ones_and_reach_them_all() {
     let (all, _) = outcomes(Builder::new());

@@ -11,6 +11,11 @@ use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
+/// Creation tracking on (see `tests/creation.rs`): no test here may report
+/// an access to an object as unordered with its creation.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Load(u8, u8),

@@ -165,6 +165,11 @@ fn mutex_poisoning_and_reset_between_executions() {
 
 use c11check::sync::{mpsc, Barrier, Condvar};
 
+/// Creation tracking on (see `tests/creation.rs`): no test here may report
+/// an access to an object as unordered with its creation.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 #[test]
 fn condvar_hands_over_a_flag() {
     let set = outcomes(|| {

@@ -9,6 +9,11 @@ use c11check_litmus::{run_test, RunOptions};
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
+/// Creation tracking on (see `tests/creation.rs`): no test here may report
+/// an access to an object as unordered with its creation.
+#[global_allocator]
+static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
 /// (litmus name, Rust ordering) for stores and for loads.
 const STORES: [(&str, Ordering); 3] = [
     ("memory_order_relaxed", Ordering::Relaxed),

@@ -718,6 +718,17 @@ impl LiveMemory {
         );
     }
 
+    /// Thread `t`'s last operation's sequence number (what it has done so far).
+    pub fn last_seq(&self, t: u32) -> u64 {
+        get(&self.threads[t as usize].clock, t as usize + 1)
+    }
+
+    /// The last operation of thread `of` that happens before thread `t`'s
+    /// next one (plain happens-before; 0 when none).
+    pub fn hb_entry(&self, t: u32, of: u32) -> u64 {
+        get(&self.threads[t as usize].hb, of as usize + 1)
+    }
+
     /// SeqCst operations (and fences) synchronise through one global clock
     /// in execution order, as if each were an acq_rel RMW of one location,
     /// before and after their access. This is stronger than C++20's SC

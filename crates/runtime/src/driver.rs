@@ -129,6 +129,8 @@ impl FiberDriver {
         s.failure = None;
         s.live.clear();
         s.waits.clear();
+        s.stamps.clear();
+        s.creations.clear();
     }
 
     fn slot(&mut self, t: u32) -> &mut Slot {
@@ -184,12 +186,16 @@ impl FiberDriver {
         let mut input = outcome;
         loop {
             {
+                let done = self.slot(t).done as u64;
                 let mut s = self.shared.borrow_mut();
                 s.current = t;
                 s.in_fiber = true;
+                s.set_stamp(t, done);
             }
             let fiber = self.slot(t).fiber.as_mut().expect("fiber");
+            crate::alloc::set_in_fiber(true);
             let res = fiber.resume(input);
+            crate::alloc::set_in_fiber(false);
             self.shared.borrow_mut().in_fiber = false;
             let pending = match res {
                 CoroutineResult::Return(()) => {
@@ -235,6 +241,7 @@ impl FiberDriver {
     }
 
     fn set_cell(&self, cell: *const crate::LocCell, loc: Loc) {
+        self.shared.borrow_mut().note_creation(loc, cell as usize);
         let generation = self.shared.borrow().generation;
         // SAFETY: the cell belongs to an object the suspended fiber borrows for
         // the duration of the operation it asked for.
@@ -444,6 +451,11 @@ impl ExecutionState {
     /// What thread `t` waits for in a facade wait loop, if it is in one.
     pub fn waiting_on(&self, t: u32) -> Option<&'static str> {
         self.0.borrow().waits.get(t as usize).copied().flatten()
+    }
+    /// Objects created in tracked allocations: location, creating thread,
+    /// events it had done then (see [`crate::alloc`]).
+    pub fn creations(&self) -> Vec<(Loc, u32, u64)> {
+        self.0.borrow().creations.clone()
     }
     /// Tracked objects still alive (what, where made).
     pub fn leaks(&self) -> Vec<(&'static str, Site)> {

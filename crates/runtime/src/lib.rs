@@ -17,6 +17,7 @@
 //! Facade types (`c11check::sync::atomic`, ...) talk to the runtime through
 //! the free functions of this crate ([`access`], [`spawn`], [`join`], ...).
 
+pub mod alloc;
 mod driver;
 mod fiber;
 mod live;
@@ -132,6 +133,50 @@ pub(crate) struct Shared {
     /// Per thread: what a facade wait loop it is in waits for (a condition
     /// variable's notification, say), so a wait nothing ends is a deadlock.
     pub waits: Vec<Option<&'static str>>,
+    /// Per thread: its position, in the engine's terms (events done in the
+    /// graph engine, its last operation's sequence number in the live
+    /// one): what an allocation it makes now is stamped with.
+    pub stamps: Vec<u64>,
+    /// Objects of this execution created in a tracked allocation (see
+    /// [`alloc`]): location, creating thread, its position then.
+    pub creations: Vec<(Loc, u32, u64)>,
+}
+
+impl Shared {
+    pub(crate) fn set_stamp(&mut self, t: u32, stamp: u64) {
+        let t = t as usize;
+        if self.stamps.len() <= t {
+            self.stamps.resize(t + 1, 0);
+        }
+        self.stamps[t] = stamp;
+    }
+    /// Records the creation of the object bound to `loc` whose location cell
+    /// is at `addr`, if it lives in a tracked allocation.
+    pub(crate) fn note_creation(&mut self, loc: Loc, addr: usize) {
+        if let Some((t, stamp)) = alloc::creation_of(addr, self.generation) {
+            self.creations.retain(|c| c.0 != loc);
+            self.creations.push((loc, t, stamp));
+        }
+    }
+}
+
+/// What an allocation made now is stamped with: (execution, thread, its
+/// position), when a modelled thread is running.
+pub(crate) fn creation_stamp() -> Option<(u32, u32, u64)> {
+    SHARED
+        .try_with(|cell| {
+            let rc = cell.try_borrow().ok()?.as_ref()?.clone();
+            let s = rc.try_borrow().ok()?;
+            s.in_fiber.then(|| {
+                (
+                    s.generation,
+                    s.current,
+                    s.stamps.get(s.current as usize).copied().unwrap_or(0),
+                )
+            })
+        })
+        .ok()
+        .flatten()
 }
 
 thread_local! {

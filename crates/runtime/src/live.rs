@@ -116,6 +116,9 @@ struct Execution<'a> {
     trace_cap: usize,
     /// Operations recorded in all (`recent` keeps the last ones).
     recorded: u64,
+    /// Objects created in tracked allocations: creating thread and its last
+    /// operation's sequence number then (see [`crate::alloc`]).
+    creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
 }
 
 /// A 64-bit mixing step (splitmix64's finaliser).
@@ -165,11 +168,15 @@ impl<'a> Execution<'a> {
 
     fn resume(&mut self, t: usize, input: Outcome) {
         {
+            let stamp = self.mem.last_seq(t as u32);
             let mut s = self.shared.borrow_mut();
             s.current = t as u32;
             s.in_fiber = true;
+            s.set_stamp(t as u32, stamp);
         }
+        crate::alloc::set_in_fiber(true);
         let res = self.threads[t].fiber.as_mut().expect("fiber").resume(input);
+        crate::alloc::set_in_fiber(false);
         self.shared.borrow_mut().in_fiber = false;
         let pending = match res {
             CoroutineResult::Return(()) => {
@@ -224,6 +231,9 @@ impl<'a> Execution<'a> {
                 let l = self.mem.add_loc(init);
                 // SAFETY: as above.
                 unsafe { (*cell).set(generation, l) };
+                if let Some(c) = crate::alloc::creation_of(cell as usize, generation) {
+                    self.creation.insert(l, c);
+                }
                 l
             }
         };
@@ -363,6 +373,11 @@ impl<'a> Execution<'a> {
             | Action::Store { loc, .. }
             | Action::Rmw { loc, .. }
             | Action::Cas { loc, .. } => {
+                if let Some(&(creator, stamp)) = self.creation.get(&loc) {
+                    if creator != tid && self.mem.hb_entry(tid, creator) <= stamp {
+                        return Some(creation_race(tid, creator, loc));
+                    }
+                }
                 let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
                 let mut choose = |n: usize| rng.below(n);
@@ -519,6 +534,20 @@ fn race_failure(t: u32, other: u32, loc: c11check_model::Loc, write: bool) -> Fa
             if write { "write" } else { "read" }
         ),
         threads: vec![other, t],
+        events: vec![],
+    }
+}
+
+/// Thread `t` reached an object `creator` made without being ordered after
+/// its creation (see [`crate::alloc`]).
+pub(crate) fn creation_race(t: u32, creator: u32, loc: c11check_model::Loc) -> Failure {
+    Failure {
+        kind: FailureKind::DataRace,
+        message: format!(
+            "data race on loc{}: thread {t} accesses an object thread {creator} created, without being ordered after its creation (the object's initialization races with the access; it may read uninitialized memory)",
+            loc.0
+        ),
+        threads: vec![creator, t],
         events: vec![],
     }
 }
@@ -763,6 +792,8 @@ fn run_iteration(
         sh.failure = None;
         sh.live.clear();
         sh.waits.clear();
+        sh.stamps.clear();
+        sh.creations.clear();
     }
     let mut ex = Execution {
         cfg,
@@ -782,6 +813,7 @@ fn run_iteration(
         recent: std::collections::VecDeque::new(),
         trace_cap: cap,
         recorded: 0,
+        creation: std::collections::HashMap::new(),
     };
     if let Some(depth) = pct_depth {
         ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));

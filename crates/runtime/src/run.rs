@@ -225,6 +225,25 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
             events: vec![a, b],
         });
     }
+    // An access to an object made in a tracked allocation must come after
+    // the object's creation: the first event its creator did after it.
+    for (loc, creator, done) in state.creations() {
+        let first_after = EventId::new(creator, done as u32);
+        let made = done < g.thread_len(creator) as u64;
+        let unordered = g.events().find(|(id, e)| {
+            e.loc() == Some(loc)
+                && id.thread != creator
+                && !(made && ex.analysis.hb(first_after, *id))
+        });
+        if let Some((id, _)) = unordered {
+            let mut f = crate::live::creation_race(id.thread, creator, loc);
+            if let Some(s) = state.site(id) {
+                f.message.push_str(&format!(" ({id} at {s})"));
+            }
+            f.events = vec![id];
+            return Some(f);
+        }
+    }
     match ex.ending {
         Ending::Complete => {
             let leaks = state.leaks();

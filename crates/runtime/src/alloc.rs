@@ -1,0 +1,178 @@
+//! Object creation tracking (opt-in): which modelled thread allocated the
+//! memory an atomic or a cell lives in, and when.
+//!
+//! Creating an object writes it, non-atomically. A thread that reaches a
+//! fresh object without being ordered after its creation (a pointer
+//! published with a relaxed store, say) races with that write, whatever it
+//! then reads: CDSChecker reports such loads as uninitialised, loom and
+//! C11Tester as races. `const fn` constructors cannot tell the model when an
+//! object is made, but its memory's allocation can: with
+//! [`TrackingAllocator`] installed as the global allocator, an allocation
+//! made by a modelled thread is recorded with the thread and its position,
+//! and an object first used inside such a block gets that creation.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+/// A global allocator that records the allocations modelled threads make
+/// (forwarding to the system allocator). Install it in the test crate:
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+/// ```
+pub struct TrackingAllocator;
+
+#[derive(Clone, Copy)]
+struct Block {
+    end: usize,
+    generation: u32,
+    thread: u32,
+    stamp: u64,
+}
+
+thread_local! {
+    /// Set while the tracker itself runs (its map allocates).
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// Set while a modelled thread runs: allocations elsewhere (the
+    /// explorer's own) are not looked at.
+    static IN_FIBER: Cell<bool> = const { Cell::new(false) };
+    /// How many blocks `BLOCKS` holds (frees skip the map when none).
+    static COUNT: Cell<usize> = const { Cell::new(0) };
+    /// Live blocks allocated by modelled threads, by start address (of the
+    /// current execution only).
+    static BLOCKS: RefCell<BTreeMap<usize, Block>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Tells the tracker whether a modelled thread is running on this thread.
+pub(crate) fn set_in_fiber(on: bool) {
+    let _ = IN_FIBER.try_with(|f| f.set(on));
+}
+
+/// Runs `f` unless the tracker is already running on this thread (or the
+/// thread is being torn down).
+fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let entered = BUSY
+        .try_with(|b| {
+            if b.get() {
+                false
+            } else {
+                b.set(true);
+                true
+            }
+        })
+        .unwrap_or(false);
+    if !entered {
+        return None;
+    }
+    let r = f();
+    let _ = BUSY.try_with(|b| b.set(false));
+    Some(r)
+}
+
+fn note_alloc(addr: usize, size: usize) {
+    if !IN_FIBER.try_with(Cell::get).unwrap_or(false) {
+        return;
+    }
+    guarded(|| {
+        if let Some((generation, thread, stamp)) = crate::creation_stamp() {
+            let _ = BLOCKS.try_with(|b| {
+                let mut b = b.borrow_mut();
+                // Blocks of earlier executions are of no use any more.
+                if b.first_key_value()
+                    .is_some_and(|(_, blk)| blk.generation != generation)
+                {
+                    b.retain(|_, blk| blk.generation == generation);
+                }
+                b.insert(
+                    addr,
+                    Block {
+                        end: addr + size.max(1),
+                        generation,
+                        thread,
+                        stamp,
+                    },
+                );
+                let _ = COUNT.try_with(|c| c.set(b.len()));
+            });
+        }
+    });
+}
+
+fn note_free(addr: usize) {
+    if COUNT.try_with(Cell::get).unwrap_or(0) == 0 {
+        return;
+    }
+    guarded(|| {
+        let _ = BLOCKS.try_with(|b| {
+            let mut b = b.borrow_mut();
+            b.remove(&addr);
+            let _ = COUNT.try_with(|c| c.set(b.len()));
+        });
+    });
+}
+
+/// Runs `f` without recording its allocations: for a facade's own objects
+/// that real (unmodelled) synchronisation hands between threads, such as a
+/// channel's slots, which behave as if they had existed from the start.
+pub fn untracked<R>(f: impl FnOnce() -> R) -> R {
+    let was = BUSY.try_with(|b| b.replace(true)).unwrap_or(true);
+    let r = f();
+    let _ = BUSY.try_with(|b| b.set(was));
+    r
+}
+
+/// The creation (thread, position) of the object at `addr`, if a modelled
+/// thread of execution `generation` allocated the memory it lives in.
+pub(crate) fn creation_of(addr: usize, generation: u32) -> Option<(u32, u64)> {
+    guarded(|| {
+        BLOCKS
+            .try_with(|b| {
+                let b = b.borrow();
+                let (_, blk) = b.range(..=addr).next_back()?;
+                (addr < blk.end && blk.generation == generation).then_some((blk.thread, blk.stamp))
+            })
+            .ok()
+            .flatten()
+    })
+    .flatten()
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments,
+// which satisfy `GlobalAlloc`'s contract; the bookkeeping around it never
+// touches the returned memory.
+unsafe impl GlobalAlloc for TrackingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as above.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            note_alloc(p as usize, layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as above.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            note_alloc(p as usize, layout.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        note_free(p as usize);
+        // SAFETY: as above.
+        unsafe { System.dealloc(p, layout) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as above.
+        let q = unsafe { System.realloc(p, layout, new_size) };
+        if !q.is_null() {
+            // Moved or grown: objects first used in it from now on were
+            // created no earlier than now.
+            note_free(p as usize);
+            note_alloc(q as usize, new_size);
+        }
+        q
+    }
+}
