@@ -299,26 +299,19 @@ fn child(tool: &str, name: &str, budget: Duration, samples: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let args = c11check_bench::bench_args();
     if args.first().map(String::as_str) == Some("--child") {
         let budget = Duration::from_secs_f64(args[3].parse().unwrap());
         child(&args[1], &args[2], budget, args[4].parse().unwrap());
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let mut budget = if quick { 5.0 } else { 60.0 };
-    if let Some(i) = args.iter().position(|a| a == "--budget") {
-        budget = args[i + 1].parse().expect("--budget SECS");
-    }
+    let budget: f64 = c11check_bench::flag_value(&args, "--budget")
+        .map_or(if quick { 5.0 } else { 60.0 }, |v| {
+            v.parse().expect("--budget SECS")
+        });
     let samples = if quick { 1000 } else { 10_000 };
-    let names: Vec<&str> = args
-        .iter()
-        .filter(|a| !a.starts_with("--") && a.parse::<f64>().is_err())
-        .map(String::as_str)
-        .collect();
+    let names = c11check_bench::plain_args(&args, &["--budget"]);
     let exe = std::env::current_exe().unwrap();
     println!("c11check vs loom 0.7.2 vs shuttle 0.9.9 (budget {budget} s per exhaustive run, {samples} samples for random/PCT)");
     println!();

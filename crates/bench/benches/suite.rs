@@ -266,34 +266,22 @@ fn mark(verdict: &str, b: &Benchmark) -> &'static str {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let args = c11check_bench::bench_args();
     if args.first().map(String::as_str) == Some("--child") {
         let budget = Duration::from_secs_f64(args[3].parse().unwrap());
         child(&args[1], &args[2], budget, args[4].parse().unwrap());
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .map(|i| args[i + 1].clone())
-    };
-    let budget: f64 = value("--budget").map_or(if quick { 5.0 } else { 60.0 }, |v| {
-        v.parse().expect("--budget SECS")
-    });
-    let seeds: u64 = value("--seeds").map_or(if quick { 100 } else { 1000 }, |v| {
-        v.parse().expect("--seeds N")
-    });
-    let takes_value = |i: usize| i > 0 && matches!(args[i - 1].as_str(), "--budget" | "--seeds");
-    let names: Vec<&str> = args
-        .iter()
-        .enumerate()
-        .filter(|&(i, a)| !a.starts_with("--") && !takes_value(i))
-        .map(|(_, a)| a.as_str())
-        .collect();
+    let budget: f64 = c11check_bench::flag_value(&args, "--budget")
+        .map_or(if quick { 5.0 } else { 60.0 }, |v| {
+            v.parse().expect("--budget SECS")
+        });
+    let seeds: u64 = c11check_bench::flag_value(&args, "--seeds")
+        .map_or(if quick { 100 } else { 1000 }, |v| {
+            v.parse().expect("--seeds N")
+        });
+    let names = c11check_bench::plain_args(&args, &["--budget", "--seeds"]);
     let exe = std::env::current_exe().unwrap();
     println!("CDSChecker/C11Tester benchmarks: c11check vs loom 0.7.2 vs shuttle 0.9.9 (exhaustive budget {budget} s; {seeds} seeds per sampling tool, one execution each)");
     println!();

@@ -3,6 +3,34 @@
 
 pub mod suite;
 
+/// The command line of a bench binary, without the `--bench` cargo adds.
+pub fn bench_args() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect()
+}
+
+/// The value after `flag` on the command line, if it is there.
+pub fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// The words of the command line that are neither flags nor the values of
+/// `valued` flags: benchmark names.
+pub fn plain_args<'a>(args: &'a [String], valued: &[&str]) -> Vec<&'a str> {
+    args.iter()
+        .enumerate()
+        .filter(|&(i, a)| {
+            let value_of_flag = i > 0 && valued.contains(&args[i - 1].as_str());
+            !a.starts_with("--") && !value_of_flag
+        })
+        .map(|(_, a)| a.as_str())
+        .collect()
+}
+
 /// This process's peak resident memory (VmHWM), in KiB (0 where unknown).
 pub fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

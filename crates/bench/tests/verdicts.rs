@@ -2,13 +2,21 @@
 //! bug the benchmark documents (or its absence), exhaustively.
 
 use c11check::model::{Builder, FailureKind};
-use c11check_bench::suite::{Verdict, BENCHMARKS};
+use c11check_bench::suite::{Benchmark, Verdict, BENCHMARKS};
 use std::time::Instant;
 
 /// Object creation tracking (a fresh object reached without synchronization
 /// is a race), as a user of c11check would install it.
 #[global_allocator]
 static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
+
+/// The benchmarks to check: all, or the one `C11CHECK_BENCH` names.
+fn selected() -> impl Iterator<Item = &'static Benchmark> {
+    let only = std::env::var("C11CHECK_BENCH").ok();
+    BENCHMARKS
+        .iter()
+        .filter(move |b| only.as_deref().is_none_or(|o| o == b.name))
+}
 
 fn verdict_of(kind: FailureKind) -> Option<Verdict> {
     match kind {
@@ -21,12 +29,8 @@ fn verdict_of(kind: FailureKind) -> Option<Verdict> {
 
 #[test]
 fn exhaustive_verdicts_match_the_documented_bugs() {
-    let only = std::env::var("C11CHECK_BENCH").ok();
     let mut wrong = Vec::new();
-    for b in BENCHMARKS {
-        if only.as_deref().is_some_and(|o| o != b.name) {
-            continue;
-        }
+    for b in selected() {
         let p = c11check_bench::c11::program(b.name).unwrap();
         let start = Instant::now();
         let (found, what) = match Builder::new().explore(p) {
@@ -91,12 +95,8 @@ fn live_kinds(b: Builder, p: fn()) -> Vec<(Option<Verdict>, u64)> {
 /// wants the thief preempted for most of the owner's run).
 #[test]
 fn random_verdicts_match_the_documented_bugs() {
-    let only = std::env::var("C11CHECK_BENCH").ok();
     let mut wrong = Vec::new();
-    for b in BENCHMARKS {
-        if only.as_deref().is_some_and(|o| o != b.name) {
-            continue;
-        }
+    for b in selected() {
         let p = c11check_bench::c11::program(b.name).unwrap();
         let mut found = live_kinds(Builder::new().random(500).live().seed(7), p);
         found.extend(live_kinds(

@@ -107,6 +107,41 @@ fn live_finds_the_seqlock_bug_and_replays_its_seed() {
     assert_eq!(again.failure.message, rep.failure.message);
 }
 
+/// A writer stores 1..=`stores` relaxed while a reader keeps loading (it
+/// must never read backwards); with `idle`, a third thread touches the
+/// location only at the end, after synchronizing, and must see the last store.
+fn writer_and_reader(stores: usize, idle: bool) {
+    let x = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let (x2, d2) = (x.clone(), done.clone());
+    let (x3, d3) = (x.clone(), done.clone());
+    let reader = thread::spawn(move || {
+        let mut last = 0;
+        while d2.load(Ordering::Relaxed) == 0 {
+            let v = x2.load(Ordering::Relaxed);
+            assert!(v >= last);
+            last = v;
+            thread::yield_now();
+        }
+    });
+    let idle = idle.then(|| {
+        thread::spawn(move || {
+            while d3.load(Ordering::Acquire) == 0 {
+                thread::yield_now();
+            }
+            assert_eq!(x3.load(Ordering::Relaxed), stores);
+        })
+    });
+    for i in 1..=stores {
+        x.store(i, Ordering::Relaxed);
+    }
+    done.store(1, Ordering::Release);
+    reader.join().unwrap();
+    if let Some(h) = idle {
+        h.join().unwrap();
+    }
+}
+
 /// 200,000 relaxed stores against a reader in one execution: the reader
 /// never reads backwards.
 #[test]
@@ -115,25 +150,7 @@ fn live_long_execution() {
         .random(1)
         .live()
         .max_steps(1_000_000)
-        .check(|| {
-            let x = Arc::new(AtomicUsize::new(0));
-            let done = Arc::new(AtomicUsize::new(0));
-            let (x2, d2) = (x.clone(), done.clone());
-            let reader = thread::spawn(move || {
-                let mut last = 0;
-                while d2.load(Ordering::Relaxed) == 0 {
-                    let v = x2.load(Ordering::Relaxed);
-                    assert!(v >= last);
-                    last = v;
-                    thread::yield_now();
-                }
-            });
-            for i in 1..=200_000 {
-                x.store(i, Ordering::Relaxed);
-            }
-            done.store(1, Ordering::Relaxed);
-            reader.join().unwrap();
-        });
+        .check(|| writer_and_reader(200_000, false));
 }
 
 /// PCT scheduling (depth 2) finds the seqlock bug too, and its replay string
@@ -189,33 +206,7 @@ fn pruning_window_through_the_api() {
         .random(2)
         .prune_window(4)
         .max_steps(1_000_000)
-        .check(|| {
-            let x = Arc::new(AtomicUsize::new(0));
-            let done = Arc::new(AtomicUsize::new(0));
-            let (x2, d2) = (x.clone(), done.clone());
-            let (x3, d3) = (x.clone(), done.clone());
-            let reader = thread::spawn(move || {
-                let mut last = 0;
-                while d2.load(Ordering::Relaxed) == 0 {
-                    let v = x2.load(Ordering::Relaxed);
-                    assert!(v >= last);
-                    last = v;
-                    thread::yield_now();
-                }
-            });
-            let idle = thread::spawn(move || {
-                while d3.load(Ordering::Acquire) == 0 {
-                    thread::yield_now();
-                }
-                assert_eq!(x3.load(Ordering::Relaxed), 50_000);
-            });
-            for i in 1..=50_000 {
-                x.store(i, Ordering::Relaxed);
-            }
-            done.store(1, Ordering::Release);
-            reader.join().unwrap();
-            idle.join().unwrap();
-        });
+        .check(|| writer_and_reader(50_000, true));
 }
 
 /// A live run counts distinct behaviours (executions differing in some

@@ -1216,12 +1216,26 @@ mod tests {
     #[test]
     fn long_writer_reader_is_coherent_and_bounded() {
         let mut m = LiveMemory::new(false);
+        let last_read = writer_and_reader(&mut m, 20_000, false);
+        let s = m.stats();
+        assert!(s.peak_stores < 20_000, "{s:?}");
+        assert!(last_read > 0);
+    }
+
+    /// Thread 0 stores 1..=`stores` to a new location while a new thread
+    /// loads it, each step to one of them at random; the reader must never
+    /// read backwards. With `idle`, a third thread that never touches the
+    /// location runs throughout. Returns the reader's last value.
+    fn writer_and_reader(m: &mut LiveMemory, stores: Value, idle: bool) -> Value {
         let x = m.add_loc(0);
         let (w, r) = (0, m.add_thread(Some(0)));
-        let mut choose = rng(1);
-        let mut sched = rng(2);
+        if idle {
+            m.add_thread(Some(0));
+        }
+        let mut choose = rng(5);
+        let mut sched = rng(6);
         let (mut next, mut last_read) = (1, 0);
-        while next <= 20_000 {
+        while next <= stores {
             if sched(2) == 0 {
                 m.store(w, x, MemOrder::Relaxed, next);
                 next += 1;
@@ -1231,9 +1245,7 @@ mod tests {
                 last_read = v;
             }
         }
-        let s = m.stats();
-        assert!(s.peak_stores < 20_000, "{s:?}");
-        assert!(last_read > 0);
+        last_read
     }
 
     /// A writer, a reader, and a thread that never touches the location
@@ -1246,25 +1258,7 @@ mod tests {
             let mut m = LiveMemory::new(false);
             m.set_prune_interval(if window.is_some() { 1 } else { 64 });
             m.set_prune_window(window);
-            let x = m.add_loc(0);
-            let (w, r) = (0, m.add_thread(Some(0)));
-            let _idle = m.add_thread(Some(0));
-            let mut choose = rng(5);
-            let mut sched = rng(6);
-            let (mut next, mut last_read) = (1, 0);
-            while next <= 5_000 {
-                if sched(2) == 0 {
-                    m.store(w, x, MemOrder::Relaxed, next);
-                    next += 1;
-                } else {
-                    let v = m.load(r, x, MemOrder::Relaxed, &mut choose);
-                    assert!(
-                        v >= last_read,
-                        "window {window:?}: read {v} after {last_read}"
-                    );
-                    last_read = v;
-                }
-            }
+            writer_and_reader(&mut m, 5_000, true);
             let peak = m.stats().peak_stores;
             match window {
                 None => assert!(peak > 4_000, "{peak}"),

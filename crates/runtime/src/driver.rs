@@ -123,14 +123,7 @@ impl FiberDriver {
             std::mem::forget(b);
         }
         forget_results(&self.shared);
-        let mut s = self.shared.borrow_mut();
-        s.panics.clear();
-        s.joined_panics.clear();
-        s.failure = None;
-        s.live.clear();
-        s.waits.clear();
-        s.stamps.clear();
-        s.creations.clear();
+        self.shared.borrow_mut().reset_execution();
     }
 
     fn slot(&mut self, t: u32) -> &mut Slot {

@@ -143,6 +143,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Forgets what the last execution left (its panics, failure, tracked
+    /// objects, waits, creations) before the next one.
+    pub(crate) fn reset_execution(&mut self) {
+        self.panics.clear();
+        self.joined_panics.clear();
+        self.failure = None;
+        self.live.clear();
+        self.waits.clear();
+        self.stamps.clear();
+        self.creations.clear();
+    }
     pub(crate) fn set_stamp(&mut self, t: u32, stamp: u64) {
         let t = t as usize;
         if self.stamps.len() <= t {

@@ -299,23 +299,20 @@ impl<'a> Execution<'a> {
                     // The timeout is the way out (explored by other seeds).
                     return End::Blocked;
                 }
-                if let Some(what) = waiting {
-                    return End::Failed(Failure {
-                        kind: FailureKind::Deadlock,
-                        message: format!(
-                            "deadlock: thread {t} waits for {what} that did not come in {} steps (the step bound): a lost wake-up",
-                            self.cfg.runtime.max_steps
-                        ),
-                        threads: vec![t as u32],
-                        events: vec![],
-                    });
-                }
-                return End::Failed(Failure {
-                    kind: FailureKind::Livelock,
-                    message: format!(
-                        "thread {t} performed {} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)",
-                        self.cfg.runtime.max_steps
+                let bound = self.cfg.runtime.max_steps;
+                let (kind, message) = match waiting {
+                    Some(what) => (
+                        FailureKind::Deadlock,
+                        format!("deadlock: thread {t} waits for {what} that did not come in {bound} steps (the step bound): a lost wake-up"),
                     ),
+                    None => (
+                        FailureKind::Livelock,
+                        format!("thread {t} performed {bound} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)"),
+                    ),
+                };
+                return End::Failed(Failure {
+                    kind,
+                    message,
                     threads: vec![t as u32],
                     events: vec![],
                 });
@@ -787,13 +784,7 @@ fn run_iteration(
     {
         let mut sh = shared.borrow_mut();
         sh.generation = crate::next_generation();
-        sh.panics.clear();
-        sh.joined_panics.clear();
-        sh.failure = None;
-        sh.live.clear();
-        sh.waits.clear();
-        sh.stamps.clear();
-        sh.creations.clear();
+        sh.reset_execution();
     }
     let mut ex = Execution {
         cfg,
