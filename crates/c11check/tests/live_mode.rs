@@ -40,21 +40,24 @@ fn live_same_seed_same_executions() {
     assert_ne!(a, c);
 }
 
+/// Three threads increment a counter under a mutex.
+fn three_lockers() {
+    let m = Arc::new(Mutex::new(0));
+    let hs: Vec<_> = (0..3)
+        .map(|_| {
+            let m = m.clone();
+            thread::spawn(move || *m.lock().unwrap() += 1)
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(*m.lock().unwrap(), 3);
+}
+
 #[test]
 fn live_locks_wait_and_retry() {
-    Builder::new().random(300).live().check(|| {
-        let m = Arc::new(Mutex::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let m = m.clone();
-                thread::spawn(move || *m.lock().unwrap() += 1)
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-        assert_eq!(*m.lock().unwrap(), 3);
-    });
+    Builder::new().random(300).live().check(three_lockers);
 }
 
 struct Racy(UnsafeCell<i32>);
@@ -169,19 +172,7 @@ fn pct_finds_the_seqlock_bug_and_replays() {
 /// Under PCT every lock test still passes (no false alarm from priorities).
 #[test]
 fn pct_locks_wait_and_retry() {
-    Builder::new().random(300).pct(3).check(|| {
-        let m = Arc::new(Mutex::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let m = m.clone();
-                thread::spawn(move || *m.lock().unwrap() += 1)
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-        assert_eq!(*m.lock().unwrap(), 3);
-    });
+    Builder::new().random(300).pct(3).check(three_lockers);
 }
 
 /// `random(n)` alone runs the live engine (replay strings start with `l1:`);
