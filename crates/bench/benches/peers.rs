@@ -300,16 +300,11 @@ fn child(tool: &str, name: &str, budget: Duration, samples: usize) {
 
 fn main() {
     let args = c11check_bench::bench_args();
-    if args.first().map(String::as_str) == Some("--child") {
-        let budget = Duration::from_secs_f64(args[3].parse().unwrap());
-        child(&args[1], &args[2], budget, args[4].parse().unwrap());
+    if let Some((tool, name, budget, samples)) = c11check_bench::child_request(&args) {
+        child(tool, name, budget, samples as usize);
         return;
     }
-    let quick = args.iter().any(|a| a == "--quick");
-    let budget: f64 = c11check_bench::flag_value(&args, "--budget")
-        .map_or(if quick { 5.0 } else { 60.0 }, |v| {
-            v.parse().expect("--budget SECS")
-        });
+    let (budget, quick) = c11check_bench::budget_and_quick(&args);
     let samples = if quick { 1000 } else { 10_000 };
     let names = c11check_bench::plain_args(&args, &["--budget"]);
     let exe = std::env::current_exe().unwrap();

@@ -267,16 +267,11 @@ fn mark(verdict: &str, b: &Benchmark) -> &'static str {
 
 fn main() {
     let args = c11check_bench::bench_args();
-    if args.first().map(String::as_str) == Some("--child") {
-        let budget = Duration::from_secs_f64(args[3].parse().unwrap());
-        child(&args[1], &args[2], budget, args[4].parse().unwrap());
+    if let Some((tool, name, budget, seeds)) = c11check_bench::child_request(&args) {
+        child(tool, name, budget, seeds);
         return;
     }
-    let quick = args.iter().any(|a| a == "--quick");
-    let budget: f64 = c11check_bench::flag_value(&args, "--budget")
-        .map_or(if quick { 5.0 } else { 60.0 }, |v| {
-            v.parse().expect("--budget SECS")
-        });
+    let (budget, quick) = c11check_bench::budget_and_quick(&args);
     let seeds: u64 = c11check_bench::flag_value(&args, "--seeds")
         .map_or(if quick { 100 } else { 1000 }, |v| {
             v.parse().expect("--seeds N")

@@ -11,6 +11,29 @@ pub fn bench_args() -> Vec<String> {
         .collect()
 }
 
+/// `--child TOOL NAME BUDGET N`: the one (tool, program) run a bench binary
+/// does in a child process of its own, if that is what it was asked.
+pub fn child_request(args: &[String]) -> Option<(&str, &str, std::time::Duration, u64)> {
+    (args.first().map(String::as_str) == Some("--child")).then(|| {
+        (
+            args[1].as_str(),
+            args[2].as_str(),
+            std::time::Duration::from_secs_f64(args[3].parse().expect("budget")),
+            args[4].parse().expect("count"),
+        )
+    })
+}
+
+/// `--budget SECS` (default 5 s with `--quick`, else 60 s) and whether
+/// `--quick` was given.
+pub fn budget_and_quick(args: &[String]) -> (f64, bool) {
+    let quick = args.iter().any(|a| a == "--quick");
+    let budget = flag_value(args, "--budget").map_or(if quick { 5.0 } else { 60.0 }, |v| {
+        v.parse().expect("--budget SECS")
+    });
+    (budget, quick)
+}
+
 /// The value after `flag` on the command line, if it is there.
 pub fn flag_value(args: &[String], flag: &str) -> Option<String> {
     args.iter()

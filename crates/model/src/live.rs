@@ -741,6 +741,18 @@ impl LiveMemory {
         self.sc_clock.clone_from(&th.clock);
     }
 
+    /// What every access of thread `t` starts with: prune if due, tick its
+    /// clock, and for a SeqCst access (`sc`) synchronise through the SeqCst
+    /// clock. Returns the access's sequence number.
+    fn begin_access(&mut self, t: u32, sc: bool) -> u64 {
+        self.maybe_prune();
+        let seq = self.tick(t);
+        if sc {
+            self.sc_sync(t);
+        }
+        seq
+    }
+
     /// An atomic (or plain) load; `choose(n)` picks one of `n` candidates.
     pub fn load(
         &mut self,
@@ -749,13 +761,9 @@ impl LiveMemory {
         ord: MemOrder,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Value {
-        self.maybe_prune();
         let ord = self.effective(ord);
-        let seq = self.tick(t);
         let sc = ord.is_sc();
-        if sc {
-            self.sc_sync(t);
-        }
+        let seq = self.begin_access(t, sc);
         let cands = self.may_read_from(t, loc, sc, false);
         let s = self.read_from(t, loc, ord, sc, &|_| false, cands, choose);
         self.push_entry(
@@ -775,12 +783,8 @@ impl LiveMemory {
     }
 
     pub fn store(&mut self, t: u32, loc: Loc, ord: MemOrder, val: Value) {
-        self.maybe_prune();
         let ord = self.effective(ord);
-        let seq = self.tick(t);
-        if ord.is_sc() {
-            self.sc_sync(t);
-        }
+        let seq = self.begin_access(t, ord.is_sc());
         let id = self.new_store(t, seq, val, ord, None);
         self.finish_store(t, loc, id, ord.is_sc());
         if ord.is_sc() {
@@ -807,13 +811,9 @@ impl LiveMemory {
         width: Width,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Value {
-        self.maybe_prune();
         let ord = self.effective(ord);
-        let seq = self.tick(t);
         let sc = ord.is_sc();
-        if sc {
-            self.sc_sync(t);
-        }
+        let seq = self.begin_access(t, sc);
         let cands = self.may_read_from(t, loc, sc, true);
         let s = self.read_from(t, loc, ord.read_half(), sc, &|_| true, cands, choose);
         let old = self.node(s).val;
@@ -838,13 +838,9 @@ impl LiveMemory {
         spurious: bool,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> (Value, bool) {
-        self.maybe_prune();
         let (success, failure) = (self.effective(success), self.effective(failure));
-        let seq = self.tick(t);
         let sc = success.is_sc() || failure.is_sc();
-        if sc {
-            self.sc_sync(t);
-        }
+        let seq = self.begin_access(t, sc);
         // A CAS that reads the expected value writes, so it may only read a
         // store no other RMW has read; any other store it reads as a load.
         let cands: Vec<NodeId> = self

@@ -370,7 +370,13 @@ impl<'a> Execution<'a> {
             | Action::Store { loc, .. }
             | Action::Rmw { loc, .. }
             | Action::Cas { loc, .. } => {
-                if let Some(&(creator, stamp)) = self.creation.get(&loc) {
+                // Most programs track no object: skip the hashing then.
+                let created = if self.creation.is_empty() {
+                    None
+                } else {
+                    self.creation.get(&loc).copied()
+                };
+                if let Some((creator, stamp)) = created {
                     if creator != tid && self.mem.hb_entry(tid, creator) <= stamp {
                         return Some(creation_race(tid, creator, loc));
                     }
@@ -494,11 +500,7 @@ impl<'a> Execution<'a> {
             kind: FailureKind::Deadlock,
             message: format!(
                 "deadlock: {} wait for a lock or a thread that never comes",
-                waiting
-                    .iter()
-                    .map(|t| format!("thread {t}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::report::thread_list(&waiting)
             ),
             threads: waiting,
             events: vec![],

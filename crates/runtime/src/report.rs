@@ -403,3 +403,12 @@ pub fn to_dot(
     s.push_str("}\n");
     s
 }
+
+/// "thread 1, thread 3": the threads a message names.
+pub(crate) fn thread_list(threads: &[u32]) -> String {
+    threads
+        .iter()
+        .map(|t| format!("thread {t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -267,11 +267,7 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
                 kind: FailureKind::Deadlock,
                 message: format!(
                     "deadlock: {} wait for threads that never finish",
-                    waiting
-                        .iter()
-                        .map(|t| format!("thread {t}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    crate::report::thread_list(&waiting)
                 ),
                 threads: waiting,
                 events: vec![],
@@ -361,7 +357,7 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
             kind: FailureKind::Livelock,
             message: format!(
                 "{} spin{} forever: every other thread is finished or blocked and nothing it waits for can still be written",
-                spins.iter().map(|t| format!("thread {t}")).collect::<Vec<_>>().join(", "),
+                crate::report::thread_list(&spins),
                 if spins.len() == 1 { "s" } else { "" }
             ),
             threads: spins,
