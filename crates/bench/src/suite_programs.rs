@@ -29,6 +29,7 @@ pub fn program(name: &str) -> Option<fn()> {
         "mpmc-weak" => mpmc_weak,
         "ms-queue" => ms_queue,
         "ms-queue-weak" => ms_queue_weak,
+        "ms-queue-c11tester" => ms_queue_c11tester,
         "linuxrw" => linuxrw,
         "linuxrw-weak" => linuxrw_weak,
         "seqlock" => seqlock,
@@ -425,7 +426,7 @@ pub fn spsc_fixed() {
 
 // ---------------------------------------------------------------
 // Spinning barrier. Driver: thread A writes `var` then waits;
-// thread B waits then reads `var`.
+// the readers wait then read `var`.
 
 struct SpinBarrier {
     n: u32,
@@ -450,38 +451,49 @@ impl SpinBarrier {
     }
 }
 
-fn barrier_with(step_order: Ordering) {
+/// A writes `var` and waits at the barrier; `readers` threads wait, then
+/// read `var`.
+fn barrier_with(step_order: Ordering, readers: u32) {
     let bar = Arc::new(SpinBarrier {
-        n: 2,
+        n: readers + 1,
         nwait: AtomicU32::new(0),
         step: AtomicU32::new(0),
         step_order,
     });
     let var = Arc::new(Racy::new(0u32));
-    let (b1, v1, b2, v2) = (bar.clone(), var.clone(), bar.clone(), var.clone());
+    let (b1, v1) = (bar.clone(), var.clone());
     let a = spawn(move || {
-        // SAFETY: the barrier orders this write before B's read.
+        // SAFETY: the barrier orders this write before the readers' reads.
         v1.with_mut(|p| unsafe { *p = 1 });
         b1.wait();
     });
-    let b = spawn(move || {
-        b2.wait();
-        // SAFETY: as above.
-        let v = v2.with(|p| unsafe { *p });
-        std::hint::black_box(v);
-    });
+    let bs: Vec<_> = (0..readers)
+        .map(|_| {
+            let (b2, v2) = (bar.clone(), var.clone());
+            spawn(move || {
+                b2.wait();
+                // SAFETY: as above.
+                let v = v2.with(|p| unsafe { *p });
+                std::hint::black_box(v);
+            })
+        })
+        .collect();
+    for b in bs {
+        b.join().unwrap();
+    }
     a.join().unwrap();
-    b.join().unwrap();
 }
 
 /// No bug: a seq_cst barrier orders A's write before B's read.
+/// CDSChecker's driver: one reader.
 pub fn barrier() {
-    barrier_with(SeqCst)
+    barrier_with(SeqCst, 1)
 }
 /// Bug (tsan11's version): the last arrival's step increment is relaxed,
 /// so a waiter leaves without synchronizing: its read of `var` races.
+/// C11Tester's driver: three readers (a race unless A arrives first).
 pub fn barrier_weak() {
-    barrier_with(Relaxed)
+    barrier_with(Relaxed, 3)
 }
 
 // ---------------------------------------------------------------
@@ -787,7 +799,8 @@ pub fn mpmc_weak() {
 // thread allocating from a free list of its own. Driver: two
 // threads each enqueue a value, then dequeue one.
 
-const MS_NODES: usize = 16;
+/// The dummy, then `MS_FREE` nodes per thread (up to four threads).
+const MS_NODES: usize = 2 + 4 * MS_FREE;
 const POISON: u64 = 0x666;
 const MS_FREE: usize = 4;
 
@@ -937,6 +950,34 @@ pub fn ms_queue_weak() {
     ms_queue_with(Relaxed)
 }
 
+/// Bug (the driver's): C11Tester's driver, four threads; thread 0 enqueues
+/// `input[0]`, the others each write `input[1]` with no synchronization
+/// (a race every execution has) and enqueue it; then each dequeues. The
+/// queue itself is correct.
+pub fn ms_queue_c11tester() {
+    let q = Arc::new(MsQueue::new(4, Release));
+    let input = Arc::new([Racy::new(0u32), Racy::new(0u32)]);
+    let hs: Vec<_> = (0..4u64)
+        .map(|t| {
+            let (q, input) = (q.clone(), input.clone());
+            thread::spawn(move || {
+                let mut free: Vec<u64> = (0..2).map(|j| 2 + t * MS_FREE as u64 + j).rev().collect();
+                let (slot, v) = if t == 0 { (0, 17) } else { (1, 37) };
+                // SAFETY: not sound, and that is the point: threads 1-3 all
+                // write `input[1]`; the checker reports it as a data race.
+                input[slot].with_mut(|p| unsafe { *p = v });
+                // SAFETY: as above.
+                let v = input[slot].with(|p| unsafe { *p });
+                q.enqueue(&mut free, v);
+                q.dequeue(&mut free)
+            })
+        })
+        .collect();
+    for h in hs {
+        std::hint::black_box(h.join().unwrap());
+    }
+}
+
 // ---------------------------------------------------------------
 // Linux reader-writer spinlock (ported from the kernel's
 // architecture code by CDSChecker's authors).
@@ -991,7 +1032,8 @@ impl RwSpin {
 
 /// CDSChecker's driver: two identical threads, each reads
 /// `shared` under the read lock, then writes it under the write lock.
-fn linuxrw_with(retry: Ordering) {
+/// C11Tester's driver (`yield_in_write`) also yields inside the write lock.
+fn linuxrw_with(retry: Ordering, yield_in_write: bool) {
     let l = Arc::new((RwSpin::new(retry, Acquire, retry), Racy::new(0u32)));
     let hs: Vec<_> = (0..2)
         .map(|_| {
@@ -1005,6 +1047,9 @@ fn linuxrw_with(retry: Ordering) {
                         l.0.read_unlock();
                     } else {
                         l.0.write_lock();
+                        if yield_in_write {
+                            thread::yield_now();
+                        }
                         // SAFETY: under the write lock.
                         l.1.with_mut(|p| unsafe { *p = i });
                         l.0.write_unlock();
@@ -1020,12 +1065,12 @@ fn linuxrw_with(retry: Ordering) {
 
 /// No bug: the Linux reader-writer spinlock.
 pub fn linuxrw() {
-    linuxrw_with(Acquire)
+    linuxrw_with(Acquire, false)
 }
 /// Bug (tsan11's version): the retried lock acquisitions are relaxed; a
 /// writer that waited for the reader does not synchronize with it.
 pub fn linuxrw_weak() {
-    linuxrw_with(Relaxed)
+    linuxrw_with(Relaxed, true)
 }
 
 /// C11Tester's driver: two writers store a pair of atomics under
