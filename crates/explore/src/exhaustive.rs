@@ -190,10 +190,39 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let loc = action.loc().unwrap();
         let model = self.config.model;
         let mut writes = g.writes_to(loc);
+        // Whether the read (a successful RMW) writes, given the source.
+        let writes_when = |g: &ExecutionGraph, w: EventId, spurious: bool| match action {
+            Action::Rmw { .. } => true,
+            Action::Cas { expected, .. } => !spurious && g.written_value(w) == expected,
+            _ => false,
+        };
         // Sources coherence already rules out (a write forced before one the
-        // read must see) need no full check.
-        if let Ok(base) = Analysis::new(g, model) {
+        // read must see) need no full check, and most of the others are
+        // judged from the same analysis of the graph before the read: the
+        // verdict when the access does not write, and when it does.
+        let mut quick: Vec<[Option<bool>; 2]> = Vec::new();
+        if let Ok(base) = Analysis::for_location(g, model, loc) {
             writes.retain(|&w| !hidden_from_next_event(&base, t, w));
+            // A compare-exchange reads with its failure order when it fails.
+            let ord = |wr: bool| match action {
+                Action::Cas {
+                    success, failure, ..
+                } => {
+                    if wr {
+                        success
+                    } else {
+                        failure
+                    }
+                }
+                Action::Load { ord, .. } | Action::Rmw { ord, .. } => ord,
+                _ => unreachable!("a read"),
+            };
+            quick = writes
+                .iter()
+                .map(|&w| {
+                    [false, true].map(|wr| base.read_extension_consistent(t, ord(wr), wr, loc, w))
+                })
+                .collect();
         }
         let id = g.push(t, action);
         let weak_expected = match action {
@@ -205,7 +234,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             _ => None,
         };
         let mut options: Vec<ExecutionGraph> = Vec::new();
-        for &w in &writes {
+        for (i, &w) in writes.iter().enumerate() {
             let spurious: &[bool] =
                 if weak_expected == Some(g.written_value(w)) && may_fail_spuriously(g, id, w) {
                     &[false, true]
@@ -216,7 +245,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 // Try the source in place; copy the graph only to keep it.
                 g.set_rf(id, w);
                 g.event_mut(id).spurious_fail = sp;
-                if is_consistent(g, model) {
+                let verdict = quick.get(i).and_then(|q| q[writes_when(g, w, sp) as usize]);
+                debug_assert!(
+                    verdict.is_none_or(|v| v == is_consistent(g, model)),
+                    "quick read check disagrees with the full one"
+                );
+                if verdict.unwrap_or_else(|| is_consistent(g, model)) {
                     options.push(g.clone());
                 } else if g.event(id).is_rmw()
                     && steals_from_unsettled_rmw(g, id, w, self.commute)
@@ -400,8 +434,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                     None => h.truncate_thread(w.thread, w.index),
                 }
-                h.push_event(e.thread, ev.clone());
-                if canonical_source(&mut h, e, self.config.model) != Some(src) {
+                if canonical_source(&mut h, e, ev, self.config.model) != Some(src) {
                     return false;
                 }
             }
@@ -605,8 +638,8 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
     for (t, mut e) in dangling {
         e.rf = None;
         e.spurious_fail = false;
-        let id = g.push_event(t, e);
-        match canonical_source(g, id, model) {
+        let id = EventId::new(t, g.thread_len(t));
+        match canonical_source(g, id, &e, model) {
             Some(w) => g.set_rf(id, w),
             None => return false,
         }
@@ -614,23 +647,63 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
     true
 }
 
-/// The canonical source of read `e` (the last event of its thread in `h`): of
+/// The canonical source of read `e` (`ev`, appended to its thread in `h`): of
 /// the writes `e` can read consistently while ending modification order (or,
 /// for a successful RMW, while the RMW ends it), the highest ranked (see
 /// [`canonical_rank`]). Leaves `e` reading an arbitrary candidate.
 fn canonical_source(
     h: &mut ExecutionGraph,
     e: EventId,
+    ev: &c11check_model::Event,
     model: c11check_model::Model,
 ) -> Option<EventId> {
-    let loc = h.event(e).loc()?;
-    let mut cands: Vec<EventId> = h.writes_to(loc).into_iter().filter(|&x| x != e).collect();
+    let loc = ev.loc()?;
+    let mut cands: Vec<EventId> = h.writes_to(loc);
     cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
-    cands.into_iter().find(|&x| {
+    // Most candidates are judged from one analysis of the graph before `e`
+    // (see `Analysis::read_extension_consistent`); the rest in full.
+    let quick: Vec<Option<bool>> = match Analysis::for_location(h, model, loc) {
+        Ok(base) => cands
+            .iter()
+            .map(|&x| {
+                let writes = match ev.action {
+                    Action::Rmw { .. } => true,
+                    Action::Cas { expected, .. } => h.written_value(x) == expected,
+                    _ => false,
+                };
+                let ord = match ev.action {
+                    Action::Cas {
+                        success, failure, ..
+                    } => {
+                        if writes {
+                            success
+                        } else {
+                            failure
+                        }
+                    }
+                    Action::Load { ord, .. } | Action::Rmw { ord, .. } => ord,
+                    _ => return None,
+                };
+                match base.read_extension_consistent(e.thread, ord, writes, loc, x)? {
+                    false => Some(false),
+                    true if !base.could_end_mo(loc, x) => Some(false),
+                    true => (!base.sc_search_needed()).then_some(true),
+                }
+            })
+            .collect(),
+        Err(_) => vec![None; cands.len()],
+    };
+    h.push_event(e.thread, ev.clone());
+    cands.into_iter().zip(quick).find_map(|(x, q)| {
         h.set_rf(e, x);
         h.event_mut(e).spurious_fail = false;
         let last = if h.event(e).is_write() { e } else { x };
-        Analysis::new(h, model).is_ok_and(|a| a.find_mo(&[(loc, last)]).is_some())
+        let full = || Analysis::new(h, model).is_ok_and(|a| a.find_mo(&[(loc, last)]).is_some());
+        debug_assert!(
+            q.is_none_or(|v| v == full()),
+            "quick canonical check disagrees"
+        );
+        q.unwrap_or_else(full).then_some(x)
     })
 }
 

@@ -126,15 +126,21 @@ pub struct Analysis<'g> {
     clocks: Vec<u32>,
     stride: usize,
     pub locs: Vec<LocMo>,
+    /// The view each atomic write releases (None: it synchronises nothing).
+    relview: Vec<Option<Vec<u32>>>,
+    /// Each write's index in its location's `LocMo::writes`.
+    widx: Vec<u32>,
     has_sc_event: bool,
     has_sc_fence: bool,
+    /// Built for one location (see [`Analysis::for_location`]).
+    partial: bool,
 }
 
 impl<'g> Analysis<'g> {
     /// Computes happens-before and the coherence constraints; fails when po ∪ rf is
     /// cyclic or no coherent modification order exists.
     pub fn new(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
-        Self::build(g, model, None)
+        Self::build(g, model, None, None)
     }
 
     /// Like [`Analysis::new`], but the RMW `loose` is not held to atomicity: it
@@ -146,13 +152,33 @@ impl<'g> Analysis<'g> {
         model: Model,
         loose: EventId,
     ) -> Result<Self, Inconsistency> {
-        Self::build(g, model, Some(loose))
+        Self::build(g, model, Some(loose), None)
+    }
+
+    /// Happens-before in full but modification order only at `loc` (the
+    /// other locations get no constraints, and are not checked): what the
+    /// explorer needs to judge a new access of `loc` in a graph it knows is
+    /// consistent. [`Analysis::find_mo`] works on it only while
+    /// [`Analysis::sc_search_needed`] is false.
+    pub fn for_location(
+        g: &'g ExecutionGraph,
+        model: Model,
+        loc: Loc,
+    ) -> Result<Self, Inconsistency> {
+        Self::build(g, model, None, Some(loc))
+    }
+
+    /// Whether the seq_cst axiom takes a search over modification orders
+    /// (the graph has seq_cst events, or the model is SC).
+    pub fn sc_search_needed(&self) -> bool {
+        self.needs_sc_search()
     }
 
     fn build(
         g: &'g ExecutionGraph,
         model: Model,
         loose: Option<EventId>,
+        only: Option<Loc>,
     ) -> Result<Self, Inconsistency> {
         let nl = g.num_locs();
         let nt = g.num_threads();
@@ -170,11 +196,14 @@ impl<'g> Analysis<'g> {
             clocks: Vec::new(),
             stride: nt,
             locs: Vec::new(),
+            relview: Vec::new(),
+            widx: Vec::new(),
             has_sc_event: false,
             has_sc_fence: false,
+            partial: only.is_some(),
         };
         a.compute_clocks()?;
-        a.compute_mo(loose)?;
+        a.compute_mo(loose, only)?;
         Ok(a)
     }
 
@@ -345,6 +374,7 @@ impl<'g> Analysis<'g> {
             return Err(Inconsistency::ThinAir);
         }
         self.clocks = clocks;
+        self.relview = relview;
         Ok(())
     }
 
@@ -365,7 +395,11 @@ impl<'g> Analysis<'g> {
         &self.clocks[d * self.stride..(d + 1) * self.stride]
     }
 
-    fn compute_mo(&mut self, loose: Option<EventId>) -> Result<(), Inconsistency> {
+    fn compute_mo(
+        &mut self,
+        loose: Option<EventId>,
+        only: Option<Loc>,
+    ) -> Result<(), Inconsistency> {
         let g = self.g;
         let nl = g.num_locs();
         let mut writes: Vec<Vec<EventId>> = (0..nl as u32)
@@ -374,7 +408,7 @@ impl<'g> Analysis<'g> {
         let mut reads: Vec<Vec<EventId>> = vec![Vec::new(); nl];
         let mut has_sc = vec![false; nl];
         for (id, e) in g.events() {
-            if let Some(l) = e.loc() {
+            if let Some(l) = e.loc().filter(|&l| only.is_none_or(|o| o == l)) {
                 let l = l.0 as usize;
                 if e.is_write() {
                     writes[l].push(id);
@@ -391,6 +425,19 @@ impl<'g> Analysis<'g> {
         let mut locs = Vec::with_capacity(nl);
         for l in 0..nl {
             let loc = Loc(l as u32);
+            if only.is_some_and(|o| o != loc) {
+                locs.push(LocMo {
+                    loc,
+                    writes: Vec::new(),
+                    reads: Vec::new(),
+                    chain_of: Vec::new(),
+                    pos: Vec::new(),
+                    chains: Vec::new(),
+                    order: BitMatrix::new(0),
+                    has_sc: false,
+                });
+                continue;
+            }
             let ws = std::mem::take(&mut writes[l]);
             let rs = std::mem::take(&mut reads[l]);
             for (i, &w) in ws.iter().enumerate() {
@@ -502,7 +549,99 @@ impl<'g> Analysis<'g> {
             });
         }
         self.locs = locs;
+        self.widx = widx;
         Ok(())
+    }
+
+    /// Whether the graph stays consistent when thread `t` appends an access
+    /// of `loc` with order `ord` that reads from `w` (and is a write too when
+    /// `writes`: a successful RMW), judged from this analysis of the graph
+    /// before the access, which must be consistent.
+    ///
+    /// Nothing happens after a new po-maximal read and nothing reads from it
+    /// yet, so only the coherence edges into it (each write it happens after,
+    /// and each source of a read it happens after, must come no later than
+    /// `w` in modification order) and RMW atomicity can fail, and they change
+    /// the constraints of `loc` alone. `None` when the seq_cst axiom could
+    /// change with them (the caller then checks in full): under SC, with a
+    /// seq_cst fence in the graph (a fence before the read can gain psc edges
+    /// through it), for a seq_cst access, or when the new edges are not
+    /// already forced at a location with seq_cst accesses.
+    pub fn read_extension_consistent(
+        &self,
+        t: u32,
+        ord: MemOrder,
+        writes: bool,
+        loc: Loc,
+        w: EventId,
+    ) -> Option<bool> {
+        let ord = self.eff_ord(ord);
+        let g = self.g;
+        let nt = self.stride;
+        if self.model == Model::Sc
+            || self.has_sc_fence
+            || ord.is_sc()
+            || t as usize >= nt
+            || loc.0 as usize >= self.locs.len()
+        {
+            return None;
+        }
+        let len = g.thread_len(t);
+        let mut clock: Vec<u32> = if len > 0 {
+            self.clock(EventId::new(t, len - 1)).to_vec()
+        } else if let Some(p) = g.thread(t).parent {
+            self.clock(p).to_vec()
+        } else {
+            vec![0; nt]
+        };
+        clock[t as usize] = len + 1;
+        if ord.is_atomic() && ord.is_acquire() {
+            if let Some(rv) = &self.relview[self.dense(w)] {
+                for (c, r) in clock.iter_mut().zip(rv) {
+                    *c = (*c).max(*r);
+                }
+            }
+        }
+        let before = |x: EventId| x.is_init() || clock[x.thread as usize] > x.index;
+        let lm = &self.locs[loc.0 as usize];
+        let wi = self.widx[self.dense(w)] as usize;
+        if writes && *lm.chains[lm.chain_of[wi]].last().unwrap() != wi {
+            return Some(false);
+        }
+        let mut forced = true;
+        let mut no_later = |a: usize| -> bool {
+            if a == wi {
+                return true;
+            }
+            if !lm.mo(a, wi) {
+                forced = false;
+            }
+            !lm.mo(wi, a)
+        };
+        for (a, &x) in lm.writes.iter().enumerate() {
+            if before(x) && !no_later(a) {
+                return Some(false);
+            }
+        }
+        for &r in &lm.reads {
+            if before(r) {
+                let src = self.widx[self.dense(g.event(r).rf.unwrap())] as usize;
+                if !no_later(src) {
+                    return Some(false);
+                }
+            }
+        }
+        (forced || !lm.has_sc).then_some(true)
+    }
+
+    /// Whether write `w` of `loc` could be last in modification order as far
+    /// as the constraints go (seq_cst aside): it ends its RMW chain and no
+    /// other chain is forced after that one. New reads of `w` keep that so.
+    pub fn could_end_mo(&self, loc: Loc, w: EventId) -> bool {
+        let lm = &self.locs[loc.0 as usize];
+        let wi = self.widx[self.dense(w)] as usize;
+        let c = lm.chain_of[wi];
+        *lm.chains[c].last().unwrap() == wi && lm.order.iter_row(c).next().is_none()
     }
 
     /// Whether the seq_cst part of the model can be satisfied by some completion of
@@ -515,6 +654,10 @@ impl<'g> Analysis<'g> {
     /// satisfying the model, where each `(loc, write)` in `maxima` is mo-maximal.
     /// Returns the chain orders found.
     pub fn find_mo(&self, maxima: &[(Loc, EventId)]) -> Option<Vec<BitMatrix>> {
+        assert!(
+            !(self.partial && self.needs_sc_search()),
+            "the seq_cst axiom needs the analysis of every location"
+        );
         let mut orders: Vec<BitMatrix> = self.locs.iter().map(|l| l.order.clone()).collect();
         for &(loc, w) in maxima {
             let lm = &self.locs[loc.0 as usize];

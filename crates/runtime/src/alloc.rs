@@ -13,7 +13,8 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// A global allocator that records the allocations modelled threads make
 /// (forwarding to the system allocator). Install it in the test crate:
@@ -43,6 +44,29 @@ thread_local! {
     /// Live blocks allocated by modelled threads, by start address (of the
     /// current execution only).
     static BLOCKS: RefCell<BTreeMap<usize, Block>> = const { RefCell::new(BTreeMap::new()) };
+    /// The start addresses `BLOCKS` holds: every free (the explorer's too)
+    /// asks whether it ends a tracked block, and a hash set answers faster.
+    static STARTS: RefCell<HashSet<usize, BuildHasherDefault<AddrHasher>>> =
+        RefCell::new(HashSet::default());
+}
+
+/// A hasher for addresses (aligned: the low bits carry nothing).
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = n as u64;
+    }
 }
 
 /// Tells the tracker whether a modelled thread is running on this thread.
@@ -80,10 +104,19 @@ fn note_alloc(addr: usize, size: usize) {
             let _ = BLOCKS.try_with(|b| {
                 let mut b = b.borrow_mut();
                 // Blocks of earlier executions are of no use any more.
-                if b.first_key_value()
-                    .is_some_and(|(_, blk)| blk.generation != generation)
-                {
+                let stale = b
+                    .first_key_value()
+                    .is_some_and(|(_, blk)| blk.generation != generation);
+                let _ = STARTS.try_with(|st| {
+                    let mut st = st.borrow_mut();
+                    if stale {
+                        st.clear();
+                    }
+                    st.insert(addr);
+                });
+                if stale {
                     b.retain(|_, blk| blk.generation == generation);
+                    let _ = STARTS.try_with(|st| st.borrow_mut().extend(b.keys().copied()));
                 }
                 b.insert(
                     addr,
@@ -105,11 +138,16 @@ fn note_free(addr: usize) {
         return;
     }
     guarded(|| {
-        let _ = BLOCKS.try_with(|b| {
-            let mut b = b.borrow_mut();
-            b.remove(&addr);
-            let _ = COUNT.try_with(|c| c.set(b.len()));
-        });
+        let tracked = STARTS
+            .try_with(|st| st.borrow_mut().remove(&addr))
+            .unwrap_or(false);
+        if tracked {
+            let _ = BLOCKS.try_with(|b| {
+                let mut b = b.borrow_mut();
+                b.remove(&addr);
+                let _ = COUNT.try_with(|c| c.set(b.len()));
+            });
+        }
     });
 }
 
