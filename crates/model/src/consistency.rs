@@ -102,6 +102,13 @@ impl LocMo {
     }
 }
 
+/// `dst` := `dst` ⊔ `src`, pointwise.
+fn join_slice(dst: &mut [u32], src: &[u32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = (*d).max(*s);
+    }
+}
+
 /// Adds `a -> b` to a closed chain order (the caller ensures `b -> a` is absent).
 fn add_closed_edge(order: &mut BitMatrix, a: usize, b: usize) {
     let n = order.len();
@@ -126,8 +133,10 @@ pub struct Analysis<'g> {
     clocks: Vec<u32>,
     stride: usize,
     pub locs: Vec<LocMo>,
-    /// The view each atomic write releases (None: it synchronises nothing).
-    relview: Vec<Option<Vec<u32>>>,
+    /// The view each atomic write releases (`stride` entries per event, like
+    /// `clocks`), where `has_relview` says it synchronises anything.
+    relview: Vec<u32>,
+    has_relview: Vec<bool>,
     /// Each write's index in its location's `LocMo::writes`.
     widx: Vec<u32>,
     has_sc_event: bool,
@@ -183,7 +192,12 @@ impl<'g> Analysis<'g> {
         let nl = g.num_locs();
         let nt = g.num_threads();
         let mut offsets = Vec::with_capacity(nt);
-        let mut ids: Vec<EventId> = (0..nl as u32).map(|l| EventId::init(Loc(l))).collect();
+        let total = nl
+            + (0..nt as u32)
+                .map(|t| g.thread_len(t) as usize)
+                .sum::<usize>();
+        let mut ids: Vec<EventId> = Vec::with_capacity(total);
+        ids.extend((0..nl as u32).map(|l| EventId::init(Loc(l))));
         for t in 0..nt as u32 {
             offsets.push(ids.len());
             ids.extend((0..g.thread_len(t)).map(|i| EventId::new(t, i)));
@@ -197,6 +211,7 @@ impl<'g> Analysis<'g> {
             stride: nt,
             locs: Vec::new(),
             relview: Vec::new(),
+            has_relview: Vec::new(),
             widx: Vec::new(),
             has_sc_event: false,
             has_sc_fence: false,
@@ -237,7 +252,8 @@ impl<'g> Analysis<'g> {
         // Initialisation writes keep the zero clock.
         let mut clocks: Vec<u32> = vec![0; n * nt];
         let mut clock: Vec<u32> = vec![0; nt];
-        let mut relview: Vec<Option<Vec<u32>>> = vec![None; n];
+        let mut relview: Vec<u32> = vec![0; n * nt];
+        let mut has_relview: Vec<bool> = vec![false; n];
         struct ThreadState {
             cur: Vec<u32>,
             rel_fence: Option<Vec<u32>>,
@@ -306,7 +322,9 @@ impl<'g> Analysis<'g> {
                     }
                     let ord = self.eff_ord(e.ord());
                     if e.is_read() && ord.is_atomic() {
-                        if let Some(rv) = &relview[self.dense(e.rf.expect("read without rf"))] {
+                        let src = self.dense(e.rf.expect("read without rf"));
+                        if has_relview[src] {
+                            let rv = &relview[src * nt..(src + 1) * nt];
                             if ord.is_acquire() {
                                 join(&mut clock, rv);
                             } else {
@@ -316,11 +334,13 @@ impl<'g> Analysis<'g> {
                     }
                     if let Action::Fence { .. } = e.action {
                         if ord.is_acquire() {
-                            let pending = st[t].acq_pending.clone();
-                            join(&mut clock, &pending);
+                            join(&mut clock, &st[t].acq_pending);
                         }
                         if ord.is_release() {
-                            st[t].rel_fence = Some(clock.clone());
+                            match &mut st[t].rel_fence {
+                                Some(f) => f.copy_from_slice(&clock),
+                                None => st[t].rel_fence = Some(clock.clone()),
+                            }
                         }
                         if ord.is_sc() {
                             self.has_sc_fence = true;
@@ -331,10 +351,25 @@ impl<'g> Analysis<'g> {
                     }
                     if e.is_write() && ord.is_atomic() {
                         let loc = e.loc().unwrap();
-                        let mut rv: Option<Vec<u32>> = None;
-                        let mut add = |v: &[u32]| match &mut rv {
-                            Some(r) => join(r, v),
-                            None => rv = Some(v.to_vec()),
+                        let d = self.dense(id);
+                        let (before_d, rest) = relview.split_at_mut(d * nt);
+                        let (rv, after_d) = rest.split_at_mut(nt);
+                        // An RMW's source (another event) passes on its release view.
+                        let src_view: Option<&[u32]> = e
+                            .is_rmw()
+                            .then(|| self.dense(e.rf.unwrap()))
+                            .filter(|&src| has_relview[src])
+                            .map(|src| {
+                                if src < d {
+                                    &before_d[src * nt..(src + 1) * nt]
+                                } else {
+                                    &after_d[(src - d - 1) * nt..(src - d) * nt]
+                                }
+                            });
+                        let mut any = false;
+                        let mut add = |v: &[u32]| {
+                            join_slice(rv, v);
+                            any = true;
                         };
                         if ord.is_release() {
                             add(&clock);
@@ -347,12 +382,10 @@ impl<'g> Analysis<'g> {
                                 add(c);
                             }
                         }
-                        if e.is_rmw() {
-                            if let Some(x) = &relview[self.dense(e.rf.unwrap())] {
-                                add(x);
-                            }
+                        if let Some(v) = src_view {
+                            add(v);
                         }
-                        relview[self.dense(id)] = rv;
+                        has_relview[d] = any;
                         if self.model == Model::Rc11 && ord.is_release() {
                             let rw = &mut st[t].rel_write;
                             match rw.iter_mut().find(|(l, _)| *l == loc) {
@@ -375,6 +408,7 @@ impl<'g> Analysis<'g> {
         }
         self.clocks = clocks;
         self.relview = relview;
+        self.has_relview = has_relview;
         Ok(())
     }
 
@@ -595,12 +629,9 @@ impl<'g> Analysis<'g> {
             vec![0; nt]
         };
         clock[t as usize] = len + 1;
-        if ord.is_atomic() && ord.is_acquire() {
-            if let Some(rv) = &self.relview[self.dense(w)] {
-                for (c, r) in clock.iter_mut().zip(rv) {
-                    *c = (*c).max(*r);
-                }
-            }
+        let src = self.dense(w);
+        if ord.is_atomic() && ord.is_acquire() && self.has_relview[src] {
+            join_slice(&mut clock, &self.relview[src * nt..(src + 1) * nt]);
         }
         let before = |x: EventId| x.is_init() || clock[x.thread as usize] > x.index;
         let lm = &self.locs[loc.0 as usize];

@@ -34,10 +34,25 @@ impl View {
 }
 
 /// One thread's events and the spawn event that started it (none for root threads).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct ThreadEvents {
     pub events: Vec<Event>,
     pub parent: Option<EventId>,
+}
+
+/// Events a cloned thread has room for without reallocating: the explorer
+/// clones a graph at each branch and goes on adding events to the copy.
+const CLONE_HEADROOM: usize = 8;
+
+impl Clone for ThreadEvents {
+    fn clone(&self) -> Self {
+        let mut events = Vec::with_capacity(self.events.len() + CLONE_HEADROOM);
+        events.extend_from_slice(&self.events);
+        ThreadEvents {
+            events,
+            parent: self.parent,
+        }
+    }
 }
 
 /// An execution graph (events, program order, reads-from); modification order is
