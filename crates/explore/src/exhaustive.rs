@@ -191,11 +191,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let model = self.config.model;
         let mut writes = g.writes_to(loc);
         // Whether the read (a successful RMW) writes, given the source.
-        let writes_when = |g: &ExecutionGraph, w: EventId, spurious: bool| match action {
-            Action::Rmw { .. } => true,
-            Action::Cas { expected, .. } => !spurious && g.written_value(w) == expected,
-            _ => false,
-        };
+        let writes_when =
+            |g: &ExecutionGraph, w: EventId, sp: bool| read_writes(&action, g.written_value(w), sp);
         // Sources coherence already rules out (a write forced before one the
         // read must see) need no full check, and most of the others are
         // judged from the same analysis of the graph before the read: the
@@ -203,24 +200,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let mut quick: Vec<[Option<bool>; 2]> = Vec::new();
         if let Ok(base) = Analysis::for_location(g, model, loc) {
             writes.retain(|&w| !hidden_from_next_event(&base, t, w));
-            // A compare-exchange reads with its failure order when it fails.
-            let ord = |wr: bool| match action {
-                Action::Cas {
-                    success, failure, ..
-                } => {
-                    if wr {
-                        success
-                    } else {
-                        failure
-                    }
-                }
-                Action::Load { ord, .. } | Action::Rmw { ord, .. } => ord,
-                _ => unreachable!("a read"),
-            };
             quick = writes
                 .iter()
                 .map(|&w| {
-                    [false, true].map(|wr| base.read_extension_consistent(t, ord(wr), wr, loc, w))
+                    [false, true].map(|wr| {
+                        base.read_extension_consistent(t, read_order(&action, wr), wr, loc, w)
+                    })
                 })
                 .collect();
         }
@@ -611,6 +596,35 @@ fn classes_kept(g: &ExecutionGraph, g2: &ExecutionGraph, moved: EventId) -> bool
     })
 }
 
+/// Whether `action`, a read, also writes when it reads `value`: an RMW, or a
+/// compare-exchange that finds its expected value (and does not fail
+/// spuriously).
+fn read_writes(action: &Action, value: c11check_model::Value, spurious: bool) -> bool {
+    match *action {
+        Action::Rmw { .. } => true,
+        Action::Cas { expected, .. } => !spurious && value == expected,
+        _ => false,
+    }
+}
+
+/// The order `action`, a read, reads with: a compare-exchange's failure
+/// order when it does not write.
+fn read_order(action: &Action, writes: bool) -> c11check_model::MemOrder {
+    match *action {
+        Action::Cas {
+            success, failure, ..
+        } => {
+            if writes {
+                success
+            } else {
+                failure
+            }
+        }
+        Action::Load { ord, .. } | Action::Rmw { ord, .. } => ord,
+        _ => unreachable!("a read"),
+    }
+}
+
 /// Gives every read whose source was removed by a revisit (other than `r`) its
 /// canonical source ([`canonical_source`]) again. Such reads are always last in their thread.
 fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_model::Model) -> bool {
@@ -666,24 +680,8 @@ fn canonical_source(
         Ok(base) => cands
             .iter()
             .map(|&x| {
-                let writes = match ev.action {
-                    Action::Rmw { .. } => true,
-                    Action::Cas { expected, .. } => h.written_value(x) == expected,
-                    _ => false,
-                };
-                let ord = match ev.action {
-                    Action::Cas {
-                        success, failure, ..
-                    } => {
-                        if writes {
-                            success
-                        } else {
-                            failure
-                        }
-                    }
-                    Action::Load { ord, .. } | Action::Rmw { ord, .. } => ord,
-                    _ => return None,
-                };
+                let writes = read_writes(&ev.action, h.written_value(x), false);
+                let ord = read_order(&ev.action, writes);
                 match base.read_extension_consistent(e.thread, ord, writes, loc, x)? {
                     false => Some(false),
                     true if !base.could_end_mo(loc, x) => Some(false),
