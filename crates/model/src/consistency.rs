@@ -436,9 +436,9 @@ impl<'g> Analysis<'g> {
     ) -> Result<(), Inconsistency> {
         let g = self.g;
         let nl = g.num_locs();
-        let mut writes: Vec<Vec<EventId>> = (0..nl as u32)
-            .map(|l| vec![EventId::init(Loc(l))])
-            .collect();
+        // Writes per location after the initialisation write (empty vectors
+        // allocate nothing: a partial analysis fills one).
+        let mut writes: Vec<Vec<EventId>> = vec![Vec::new(); nl];
         let mut reads: Vec<Vec<EventId>> = vec![Vec::new(); nl];
         let mut has_sc = vec![false; nl];
         for (id, e) in g.events() {
@@ -472,7 +472,9 @@ impl<'g> Analysis<'g> {
                 });
                 continue;
             }
-            let ws = std::mem::take(&mut writes[l]);
+            let mut ws = Vec::with_capacity(writes[l].len() + 1);
+            ws.push(EventId::init(loc));
+            ws.append(&mut writes[l]);
             let rs = std::mem::take(&mut reads[l]);
             for (i, &w) in ws.iter().enumerate() {
                 widx[self.dense(w)] = i as u32;
