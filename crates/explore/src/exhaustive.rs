@@ -522,7 +522,22 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     }
 
     fn finish(&mut self, g: &ExecutionGraph, ending: Ending) {
-        let a = match Analysis::new(g, self.config.model) {
+        let model = self.config.model;
+        // Every step kept the graph consistent: a complete execution with no
+        // observed location needs happens-before (races) and nothing per
+        // location, unless the seq_cst search must run.
+        let analysis = if ending == Ending::Complete && self.config.observed.is_empty() {
+            Analysis::clocks_only(g, model).and_then(|a| {
+                if a.sc_search_needed() {
+                    Analysis::new(g, model)
+                } else {
+                    Ok(a)
+                }
+            })
+        } else {
+            Analysis::new(g, model)
+        };
+        let a = match analysis {
             Ok(a) => a,
             Err(_) => {
                 self.stats.dead_ends += 1;

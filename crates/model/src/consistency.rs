@@ -102,6 +102,9 @@ impl LocMo {
     }
 }
 
+/// The location a clocks-only analysis is "for": none has this number.
+const NO_LOCATION: Loc = Loc(u32::MAX);
+
 /// `dst` := `dst` ⊔ `src`, pointwise.
 fn join_slice(dst: &mut [u32], src: &[u32]) {
     for (d, s) in dst.iter_mut().zip(src) {
@@ -175,6 +178,20 @@ impl<'g> Analysis<'g> {
         loc: Loc,
     ) -> Result<Self, Inconsistency> {
         Self::build(g, model, None, Some(loc))
+    }
+
+    /// Happens-before only: no location gets modification-order constraints
+    /// (nor is checked). What a race check of a graph known to be consistent
+    /// needs; [`Analysis::find_mo`] works on it only while
+    /// [`Analysis::sc_search_needed`] is false, and only without maxima.
+    pub fn clocks_only(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
+        Self::build(g, model, None, Some(NO_LOCATION))
+    }
+
+    /// Built for one location or none ([`Analysis::for_location`],
+    /// [`Analysis::clocks_only`]): the other locations' `locs` are empty.
+    pub fn is_partial(&self) -> bool {
+        self.partial
     }
 
     /// Whether the seq_cst axiom takes a search over modification orders

@@ -106,7 +106,14 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         }
         match judge(ex, &state) {
             Some(failure) => {
-                let mut r = make_report(ex.graph, Some(ex.analysis), failure, &state, count);
+                // A report draws modification order: analyse every location.
+                let full = ex
+                    .analysis
+                    .is_partial()
+                    .then(|| Analysis::new(ex.graph, ex.analysis.model).ok())
+                    .flatten();
+                let a = full.as_ref().unwrap_or(ex.analysis);
+                let mut r = make_report(ex.graph, Some(a), failure, &state, count);
                 r.random_iteration = iteration.get();
                 found = Some(Box::new(r));
                 false
