@@ -196,16 +196,26 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // Sources coherence already rules out (a write forced before one the
         // read must see) need no full check, and most of the others are
         // judged from the same analysis of the graph before the read: the
-        // verdict when the access does not write, and when it does.
-        let mut quick: Vec<[Option<bool>; 2]> = Vec::new();
+        // verdict when the access does not write, when it does, and (for an
+        // RMW that may steal another's source) when it writes but is not held
+        // to atomicity: then it is a read with its success order, and a write
+        // nothing is forced after.
+        let mut quick: Vec<[Option<bool>; 3]> = Vec::new();
         if let Ok(base) = Analysis::for_location(g, model, loc) {
             writes.retain(|&w| !hidden_from_next_event(&base, t, w));
+            let is_rmw = matches!(action, Action::Rmw { .. } | Action::Cas { .. });
             quick = writes
                 .iter()
                 .map(|&w| {
-                    [false, true].map(|wr| {
-                        base.read_extension_consistent(t, read_order(&action, wr), wr, loc, w)
-                    })
+                    let judge = |ord_of_write: bool, wr: bool| {
+                        let ord = read_order(&action, ord_of_write);
+                        base.read_extension_consistent(t, ord, wr, loc, w)
+                    };
+                    [
+                        judge(false, false),
+                        judge(true, true),
+                        is_rmw.then(|| judge(true, false)).flatten(),
+                    ]
                 })
                 .collect();
         }
@@ -239,7 +249,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     options.push(g.clone());
                 } else if g.event(id).is_rmw()
                     && steals_from_unsettled_rmw(g, id, w, self.commute)
-                    && Analysis::new_with_loose_rmw(g, model, id).is_ok()
+                    && {
+                        let loose = quick.get(i).and_then(|q| q[2]);
+                        let full = || Analysis::new_with_loose_rmw(g, model, id).is_ok();
+                        debug_assert!(
+                            loose.is_none_or(|v| v == full()),
+                            "quick loose-RMW check disagrees with the full one"
+                        );
+                        loose.unwrap_or_else(full)
+                    }
                 {
                     // The RMW reads a write another, still revisitable RMW read:
                     // this graph is dropped, but its backward revisits (which make
