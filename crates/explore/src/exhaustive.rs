@@ -193,16 +193,14 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // Whether the read (a successful RMW) writes, given the source.
         let writes_when =
             |g: &ExecutionGraph, w: EventId, sp: bool| read_writes(&action, g.written_value(w), sp);
-        // Sources coherence already rules out (a write forced before one the
-        // read must see) need no full check, and most of the others are
-        // judged from the same analysis of the graph before the read: the
-        // verdict when the access does not write, when it does, and (for an
-        // RMW that may steal another's source) when it writes but is not held
-        // to atomicity: then it is a read with its success order, and a write
-        // nothing is forced after.
+        // Each source is judged from one analysis of the graph before the
+        // read (only where the seq_cst axiom could change is the full check
+        // needed): the verdict when the access does not write, when it does,
+        // and (for an RMW that may steal another's source) when it writes
+        // but is not held to atomicity: then it is a read with its success
+        // order, and a write nothing is forced after.
         let mut quick: Vec<[Option<bool>; 3]> = Vec::new();
         if let Ok(base) = Analysis::for_location(g, model, loc) {
-            writes.retain(|&w| !hidden_from_next_event(&base, t, w));
             let is_rmw = matches!(action, Action::Rmw { .. } | Action::Cas { .. });
             quick = writes
                 .iter()
@@ -218,6 +216,16 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     ]
                 })
                 .collect();
+            // Sources coherence rules out however the access ends are not
+            // tried at all.
+            let ruled_out = |q: &[Option<bool>; 3]| {
+                q[0] == Some(false) && (!is_rmw || q[1..].iter().all(|v| *v == Some(false)))
+            };
+            (writes, quick) = writes
+                .into_iter()
+                .zip(quick)
+                .filter(|(_, q)| !ruled_out(q))
+                .unzip();
         }
         let id = g.push(t, action);
         let weak_expected = match action {
@@ -545,13 +553,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // observed location needs happens-before (races) and nothing per
         // location, unless the seq_cst search must run.
         let analysis = if ending == Ending::Complete && self.config.observed.is_empty() {
-            Analysis::clocks_only(g, model).and_then(|a| {
-                if a.sc_search_needed() {
-                    Analysis::new(g, model)
-                } else {
-                    Ok(a)
-                }
-            })
+            Analysis::happens_before(g, model)
         } else {
             Analysis::new(g, model)
         };
@@ -747,48 +749,6 @@ fn canonical_rank(w: EventId) -> (u64, u32) {
     } else {
         (w.thread as u64 + 1, w.index)
     }
-}
-
-/// Whether the next event of thread `t` (about to be added to `a.g`) cannot
-/// read `w`: some write it must see (one that happens before it, or the
-/// source of a read that happens before it) is forced after `w` in
-/// modification order (CoWR, CoRR). Uses the happens-before of the thread's
-/// last event, a subset of the new event's, and constraints that adding the
-/// event can only strengthen, so `true` is always right.
-fn hidden_from_next_event(a: &Analysis<'_>, t: u32, w: EventId) -> bool {
-    let g = a.g;
-    let Some(loc) = g.loc_of(w) else {
-        return false;
-    };
-    let lm = &a.locs[loc.0 as usize];
-    let Some(wi) = lm.writes.iter().position(|&x| x == w) else {
-        return false;
-    };
-    let len = g.thread_len(t);
-    let last = if len > 0 {
-        Some(EventId::new(t, len - 1))
-    } else {
-        g.thread(t).parent.filter(|&p| g.contains(p))
-    };
-    let Some(last) = last else {
-        return false;
-    };
-    let seen = |x: EventId| x == last || a.hb(x, last);
-    lm.writes
-        .iter()
-        .enumerate()
-        .any(|(xi, &x)| xi != wi && !x.is_init() && seen(x) && lm.mo(wi, xi))
-        || lm.reads.iter().any(|&r| {
-            seen(r)
-                && g.event(r).rf.is_some_and(|src| {
-                    src != w
-                        && lm
-                            .writes
-                            .iter()
-                            .position(|&x| x == src)
-                            .is_some_and(|si| lm.mo(wi, si))
-                })
-        })
 }
 
 /// Whether weak CAS `e` may fail spuriously when it reads `w`: not when the

@@ -102,7 +102,7 @@ impl LocMo {
     }
 }
 
-/// The location a clocks-only analysis is "for": none has this number.
+/// The location a happens-before-only analysis is "for": none has this number.
 const NO_LOCATION: Loc = Loc(u32::MAX);
 
 /// `dst` := `dst` ⊔ `src`, pointwise.
@@ -180,16 +180,16 @@ impl<'g> Analysis<'g> {
         Self::build(g, model, None, Some(loc))
     }
 
-    /// Happens-before only: no location gets modification-order constraints
-    /// (nor is checked). What a race check of a graph known to be consistent
-    /// needs; [`Analysis::find_mo`] works on it only while
-    /// [`Analysis::sc_search_needed`] is false, and only without maxima.
-    pub fn clocks_only(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
+    /// Happens-before, and modification-order constraints only if the
+    /// seq_cst axiom needs them (then at every location): what a race check
+    /// of a graph known to be consistent needs. Without them no location is
+    /// checked, and [`Analysis::find_mo`] takes no maxima.
+    pub fn happens_before(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
         Self::build(g, model, None, Some(NO_LOCATION))
     }
 
     /// Built for one location or none ([`Analysis::for_location`],
-    /// [`Analysis::clocks_only`]): the other locations' `locs` are empty.
+    /// [`Analysis::happens_before`]): the other locations' `locs` are empty.
     pub fn is_partial(&self) -> bool {
         self.partial
     }
@@ -235,6 +235,9 @@ impl<'g> Analysis<'g> {
             partial: only.is_some(),
         };
         a.compute_clocks()?;
+        // Without its locations the seq_cst search could not run.
+        let only = only.filter(|&o| o != NO_LOCATION || !a.needs_sc_search());
+        a.partial = only.is_some();
         a.compute_mo(loose, only)?;
         Ok(a)
     }
@@ -286,11 +289,7 @@ impl<'g> Analysis<'g> {
             })
             .collect();
         let mut cursor = vec![0u32; nt];
-        let join = |dst: &mut Vec<u32>, src: &[u32]| {
-            for (d, s) in dst.iter_mut().zip(src) {
-                *d = (*d).max(*s);
-            }
-        };
+
         let mut progress = true;
         let mut done = 0usize;
         let total: usize = (0..nt as u32).map(|t| g.thread_len(t) as usize).sum();
@@ -331,11 +330,11 @@ impl<'g> Analysis<'g> {
                     clock[t] = id.index + 1;
                     if let Some(p) = parent {
                         let d = self.dense(p);
-                        join(&mut clock, &clocks[d * nt..(d + 1) * nt]);
+                        join_slice(&mut clock, &clocks[d * nt..(d + 1) * nt]);
                     }
                     if let Some(j) = join_src {
                         let d = self.dense(j);
-                        join(&mut clock, &clocks[d * nt..(d + 1) * nt]);
+                        join_slice(&mut clock, &clocks[d * nt..(d + 1) * nt]);
                     }
                     let ord = self.eff_ord(e.ord());
                     if e.is_read() && ord.is_atomic() {
@@ -343,15 +342,15 @@ impl<'g> Analysis<'g> {
                         if has_relview[src] {
                             let rv = &relview[src * nt..(src + 1) * nt];
                             if ord.is_acquire() {
-                                join(&mut clock, rv);
+                                join_slice(&mut clock, rv);
                             } else {
-                                join(&mut st[t].acq_pending, rv);
+                                join_slice(&mut st[t].acq_pending, rv);
                             }
                         }
                     }
                     if let Action::Fence { .. } = e.action {
                         if ord.is_acquire() {
-                            join(&mut clock, &st[t].acq_pending);
+                            join_slice(&mut clock, &st[t].acq_pending);
                         }
                         if ord.is_release() {
                             match &mut st[t].rel_fence {
@@ -615,11 +614,12 @@ impl<'g> Analysis<'g> {
     /// yet, so only the coherence edges into it (each write it happens after,
     /// and each source of a read it happens after, must come no later than
     /// `w` in modification order) and RMW atomicity can fail, and they change
-    /// the constraints of `loc` alone. `None` when the seq_cst axiom could
-    /// change with them (the caller then checks in full): under SC, with a
-    /// seq_cst fence in the graph (a fence before the read can gain psc edges
-    /// through it), for a seq_cst access, or when the new edges are not
-    /// already forced at a location with seq_cst accesses.
+    /// the constraints of `loc` alone. Their failure is final under every
+    /// model; success is `None` when the seq_cst axiom could change with
+    /// them (the caller then checks in full): under SC, with a seq_cst fence
+    /// in the graph (a fence before the read can gain psc edges through it),
+    /// for a seq_cst access, or when the new edges are not already forced at
+    /// a location with seq_cst accesses.
     pub fn read_extension_consistent(
         &self,
         t: u32,
@@ -631,18 +631,14 @@ impl<'g> Analysis<'g> {
         let ord = self.eff_ord(ord);
         let g = self.g;
         let nt = self.stride;
-        if self.model == Model::Sc
-            || self.has_sc_fence
-            || ord.is_sc()
-            || t as usize >= nt
-            || loc.0 as usize >= self.locs.len()
-        {
+        if t as usize >= nt || loc.0 as usize >= self.locs.len() {
             return None;
         }
         let len = g.thread_len(t);
+        let parent = g.thread(t).parent.filter(|&p| g.contains(p));
         let mut clock: Vec<u32> = if len > 0 {
             self.clock(EventId::new(t, len - 1)).to_vec()
-        } else if let Some(p) = g.thread(t).parent {
+        } else if let Some(p) = parent {
             self.clock(p).to_vec()
         } else {
             vec![0; nt]
@@ -681,7 +677,9 @@ impl<'g> Analysis<'g> {
                 }
             }
         }
-        (forced || !lm.has_sc).then_some(true)
+        let sc_may_change =
+            self.model == Model::Sc || self.has_sc_fence || ord.is_sc() || (!forced && lm.has_sc);
+        (!sc_may_change).then_some(true)
     }
 
     /// Whether write `w` of `loc` could be last in modification order as far

@@ -104,20 +104,17 @@ fn note_alloc(addr: usize, size: usize) {
             let _ = BLOCKS.try_with(|b| {
                 let mut b = b.borrow_mut();
                 // Blocks of earlier executions are of no use any more.
-                let stale = b
-                    .first_key_value()
-                    .is_some_and(|(_, blk)| blk.generation != generation);
                 let _ = STARTS.try_with(|st| {
                     let mut st = st.borrow_mut();
-                    if stale {
+                    if b.first_key_value()
+                        .is_some_and(|(_, blk)| blk.generation != generation)
+                    {
+                        b.retain(|_, blk| blk.generation == generation);
                         st.clear();
+                        st.extend(b.keys().copied());
                     }
                     st.insert(addr);
                 });
-                if stale {
-                    b.retain(|_, blk| blk.generation == generation);
-                    let _ = STARTS.try_with(|st| st.borrow_mut().extend(b.keys().copied()));
-                }
                 b.insert(
                     addr,
                     Block {
