@@ -81,6 +81,26 @@ enum Pending {
     Dead,
 }
 
+impl Pending {
+    /// Whether the step commutes with every other thread's, so taking it
+    /// at once loses no behaviour: spawning (the child starts only then)
+    /// and `Arc::clone`'s increment (no owner can see the count reach zero
+    /// while the cloning thread holds a reference).
+    fn runs_at_once(&self) -> bool {
+        matches!(
+            self,
+            Pending::Spawn(_)
+                | Pending::Act(
+                    Action::Rmw {
+                        op: c11check_model::RmwOp::RefInc,
+                        ..
+                    },
+                    ..
+                )
+        )
+    }
+}
+
 struct Thread {
     fiber: Option<Fiber>,
     pending: Option<Pending>,
@@ -271,7 +291,18 @@ impl<'a> Execution<'a> {
                         Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
                     )
             });
+            // A thread creation or a reference-count increment runs at once
+            // (C11Tester's rule for creation): neither can change what any
+            // other thread observes, and otherwise the threads a loop spawns
+            // start one by one, the first ones far ahead of the last.
+            let eager = ready.iter().copied().find(|&u| {
+                self.threads[u]
+                    .pending
+                    .as_ref()
+                    .is_some_and(Pending::runs_at_once)
+            });
             let t = match &mut self.pct {
+                _ if eager.is_some() => eager.unwrap(),
                 None if store_run.is_some() => store_run.unwrap(),
                 None => ready[self.rng.below(ready.len())],
                 Some(p) => {
