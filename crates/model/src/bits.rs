@@ -56,6 +56,14 @@ impl BitMatrix {
             self.bits[dst * w + k] |= v;
         }
     }
+    /// Sets columns `from..to` of row `i`.
+    pub fn set_range(&mut self, i: usize, from: usize, to: usize) {
+        set_range_in(
+            &mut self.bits[i * self.words..(i + 1) * self.words],
+            from,
+            to,
+        );
+    }
     /// Iterates the set columns of row `i`.
     pub fn iter_row(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         iter_bits(self.row(i))
@@ -99,6 +107,22 @@ impl BitMatrix {
             }
         }
         false
+    }
+}
+
+/// Sets bits `from..to` of a word slice.
+pub fn set_range_in(words: &mut [u64], from: usize, to: usize) {
+    let mut j = from;
+    while j < to {
+        let (w, b) = (j / 64, j % 64);
+        let span = (64 - b).min(to - j);
+        let mask = if span == 64 {
+            !0
+        } else {
+            ((1u64 << span) - 1) << b
+        };
+        words[w] |= mask;
+        j += span;
     }
 }
 

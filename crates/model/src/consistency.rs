@@ -788,19 +788,14 @@ impl<'g> Analysis<'g> {
     /// modification order as far as `orders` fixes it.
     fn sc_relation(&self, orders: &[BitMatrix]) -> BitMatrix {
         let n = self.ids.len();
-        let mut hb = BitMatrix::new(n);
-        for b in 0..n {
-            let idb = self.ids[b];
-            for a in 0..n {
-                if self.hb(self.ids[a], idb) {
-                    hb.set(a, b);
-                }
-            }
-        }
-        // mo, rb, rf over the whole graph.
+        let words = n.div_ceil(64).max(1);
+        let (hb, hb_from) = self.hb_matrix();
+        // mo, rb, rf over the whole graph; eco = (rf | mo | rb)+, closed per
+        // location (all three relate accesses of one location).
         let mut mo = BitMatrix::new(n);
         let mut rb = BitMatrix::new(n);
         let mut rf = BitMatrix::new(n);
+        let mut eco = BitMatrix::new(n);
         for l in &self.locs {
             for (a, &wa) in l.writes.iter().enumerate() {
                 for (b, &wb) in l.writes.iter().enumerate() {
@@ -819,6 +814,9 @@ impl<'g> Analysis<'g> {
                     }
                 }
             }
+            if self.model != Model::Sc {
+                self.close_eco_at(l, &mo, &rb, &rf, &mut eco);
+            }
         }
         if self.model == Model::Sc {
             let mut rel = hb;
@@ -829,55 +827,71 @@ impl<'g> Analysis<'g> {
             }
             return rel;
         }
-        let is_sc: Vec<bool> = self
-            .ids
-            .iter()
-            .map(|&id| !id.is_init() && self.g.event(id).is_sc())
-            .collect();
-        let is_fsc: Vec<bool> = self
-            .ids
-            .iter()
-            .map(|&id| !id.is_init() && self.g.event(id).is_fence() && self.g.event(id).is_sc())
-            .collect();
-        let loc: Vec<Option<Loc>> = self.ids.iter().map(|&id| self.g.loc_of(id)).collect();
-        // po and po restricted to different locations.
+        let mut is_sc = vec![false; n];
+        let mut fsc = vec![0u64; words];
+        let mut loc: Vec<Option<Loc>> = vec![None; n];
+        for (d, &id) in self.ids.iter().enumerate() {
+            loc[d] = self.g.loc_of(id);
+            if id.is_init() {
+                continue;
+            }
+            let e = self.g.event(id);
+            is_sc[d] = e.is_sc();
+            if e.is_fence() && e.is_sc() {
+                fsc[d / 64] |= 1 << (d % 64);
+            }
+        }
+        let is_fsc = |d: usize| fsc[d / 64] >> (d % 64) & 1 == 1;
+        // The events of each location, as a mask.
+        let mut at_loc = BitMatrix::new(self.locs.len().max(1));
+        for (d, l) in loc.iter().enumerate() {
+            if let Some(l) = l {
+                at_loc.set(l.0 as usize, d);
+            }
+        }
+        // po, the first po≠loc successor of each event (po restricted to
+        // different locations), and where the run of same-location events
+        // starting at each event ends (its thread index).
+        let nt = self.g.num_threads();
         let mut po = BitMatrix::new(n);
-        let mut po_nl = BitMatrix::new(n);
-        for t in 0..self.g.num_threads() {
+        let mut first_nl: Vec<Option<usize>> = vec![None; n];
+        let mut run_end = vec![0usize; n];
+        for t in 0..nt {
             let len = self.g.thread_len(t as u32) as usize;
             let base = self.offsets[t];
-            for i in 0..len {
-                for j in i + 1..len {
-                    po.set(base + i, base + j);
-                    let same = loc[base + i].is_some() && loc[base + i] == loc[base + j];
-                    if !same {
-                        po_nl.set(base + i, base + j);
+            for i in (0..len).rev() {
+                let a = base + i;
+                po.set_range(a, a + 1, base + len);
+                let same_next = i + 1 < len && loc[a].is_some() && loc[a + 1] == loc[a];
+                run_end[a] = if same_next { run_end[a + 1] } else { i + 1 };
+                first_nl[a] = (run_end[a] < len).then(|| base + run_end[a]);
+            }
+        }
+        // scb = po | po≠loc;hb;po≠loc | hb&loc | mo | rb.
+        // po≠loc;hb;po≠loc from `a`: the first po≠loc successor `c` suffices
+        // (hb of any later one is inside c's hb); c's hb is a suffix of each
+        // thread, from index k, and the po≠loc successors of that suffix are
+        // the thread's events from the end of the same-location run at k.
+        let mut scb = po;
+        let mut out = vec![0u64; words];
+        for a in 0..n {
+            out.fill(0);
+            if let Some(c) = first_nl[a] {
+                for t in 0..nt {
+                    let base = self.offsets[t];
+                    let len = self.g.thread_len(t as u32) as usize;
+                    let k = hb_from[c * nt + t];
+                    if k < len {
+                        crate::bits::set_range_in(&mut out, base + run_end[base + k], base + len);
                     }
                 }
             }
-        }
-        // scb = po | po≠loc;hb;po≠loc | hb&loc | mo | rb
-        let mut scb = po.clone();
-        let words = n.div_ceil(64).max(1);
-        for a in 0..n {
-            let mut mid = vec![0u64; words];
-            for c in po_nl.iter_row(a) {
-                for (m, v) in mid.iter_mut().zip(hb.row(c)) {
-                    *m |= v;
-                }
-            }
-            let mut out = vec![0u64; words];
-            for d in crate::bits::iter_bits(&mid) {
-                for (m, v) in out.iter_mut().zip(po_nl.row(d)) {
-                    *m |= v;
+            if let Some(l) = loc[a] {
+                for ((m, h), s) in out.iter_mut().zip(hb.row(a)).zip(at_loc.row(l.0 as usize)) {
+                    *m |= h & s;
                 }
             }
             scb.or_into(a, &out);
-            for b in hb.iter_row(a).collect::<Vec<_>>() {
-                if loc[a].is_some() && loc[a] == loc[b] {
-                    scb.set(a, b);
-                }
-            }
             scb.or_into(a, mo.row(a));
             scb.or_into(a, rb.row(a));
         }
@@ -887,59 +901,154 @@ impl<'g> Analysis<'g> {
             if sc {
                 right.set(d, d);
             }
-            for b in hb.iter_row(d).collect::<Vec<_>>() {
-                if is_fsc[b] {
-                    right.set(d, b);
-                }
+            for (m, (h, f)) in out.iter_mut().zip(hb.row(d).iter().zip(&fsc)) {
+                *m = h & f;
             }
+            right.or_into(d, &out);
         }
-        let mut eco = BitMatrix::new(n);
-        for i in 0..n {
-            eco.or_into(i, rf.row(i));
-            eco.or_into(i, mo.row(i));
-            eco.or_into(i, rb.row(i));
-        }
-        eco.close();
         let mut psc = BitMatrix::new(n);
-        for a in 0..n {
-            if !is_sc[a] {
-                continue;
-            }
-            let mut left = vec![a];
-            if is_fsc[a] {
-                left.extend(hb.iter_row(a));
-            }
-            let mut mid = vec![0u64; words];
-            for &c in &left {
-                for (m, v) in mid.iter_mut().zip(scb.row(c)) {
-                    *m |= v;
+        let mut mid = vec![0u64; words];
+        for a in (0..n).filter(|&a| is_sc[a]) {
+            // psc_base: ([SC] | [F_SC];hb?) ; scb ; ([SC] | hb?;[F_SC])
+            mid.copy_from_slice(scb.row(a));
+            if is_fsc(a) {
+                for c in hb.iter_row(a) {
+                    for (m, v) in mid.iter_mut().zip(scb.row(c)) {
+                        *m |= v;
+                    }
                 }
             }
-            for d in crate::bits::iter_bits(&mid).collect::<Vec<_>>() {
+            for d in crate::bits::iter_bits(&mid) {
                 psc.or_into(a, right.row(d));
             }
-            if is_fsc[a] {
+            if is_fsc(a) {
                 // pscf: [F_SC]; (hb | hb;eco;hb); [F_SC]
-                let mut reach = hb.row(a).to_vec();
                 let mut after_eco = vec![0u64; words];
                 for c in hb.iter_row(a) {
                     for (m, v) in after_eco.iter_mut().zip(eco.row(c)) {
                         *m |= v;
                     }
                 }
-                for d in crate::bits::iter_bits(&after_eco).collect::<Vec<_>>() {
+                let mut reach = hb.row(a).to_vec();
+                for d in crate::bits::iter_bits(&after_eco) {
                     for (m, v) in reach.iter_mut().zip(hb.row(d)) {
                         *m |= v;
                     }
                 }
-                for b in crate::bits::iter_bits(&reach).collect::<Vec<_>>() {
-                    if is_fsc[b] {
-                        psc.set(a, b);
-                    }
+                for (m, f) in reach.iter_mut().zip(&fsc) {
+                    *m &= f;
                 }
+                psc.or_into(a, &reach);
             }
         }
         psc
+    }
+
+    /// Happens-before as a matrix over dense indices. Clocks only grow along
+    /// program order, so the events of a thread that some event happens
+    /// before are a suffix of that thread, found by binary search.
+    /// Also returns, for each event and thread, the index in that thread
+    /// where the suffix starts (`n * threads` entries).
+    fn hb_matrix(&self) -> (BitMatrix, Vec<usize>) {
+        let n = self.ids.len();
+        let nt = self.g.num_threads();
+        let inits = self.offsets.first().copied().unwrap_or(n);
+        let mut hb = BitMatrix::new(n);
+        let mut from_at = vec![0usize; n * nt];
+        for a in 0..inits {
+            hb.set_range(a, inits, n);
+        }
+        for u in 0..nt {
+            for j in 0..self.g.thread_len(u as u32) as usize {
+                let a = self.offsets[u] + j;
+                for t in 0..nt {
+                    let base = self.offsets[t];
+                    let len = self.g.thread_len(t as u32) as usize;
+                    let from = if t == u {
+                        j + 1
+                    } else {
+                        let (mut lo, mut hi) = (0, len);
+                        while lo < hi {
+                            let mid = (lo + hi) / 2;
+                            if self.clocks[(base + mid) * self.stride + u] as usize <= j {
+                                lo = mid + 1;
+                            } else {
+                                hi = mid;
+                            }
+                        }
+                        lo
+                    };
+                    hb.set_range(a, base + from, base + len);
+                    from_at[a * nt + t] = from;
+                }
+            }
+        }
+        (hb, from_at)
+    }
+
+    /// Adds to `eco` the transitive closure of `rf | mo | rb` among the
+    /// accesses of location `l`. With mo transitive, a path is one of
+    /// mo, rb, then optionally rf: a write reaches the writes mo-after it
+    /// and their readers (and its own); a read reaches the writes mo-after
+    /// the one it read (rb) and their readers.
+    fn close_eco_at(
+        &self,
+        l: &LocMo,
+        mo: &BitMatrix,
+        rb: &BitMatrix,
+        rf: &BitMatrix,
+        eco: &mut BitMatrix,
+    ) {
+        let mut row = vec![0u64; eco.row(0).len()];
+        let mut extend = |x: usize, succ: &[u64], eco: &mut BitMatrix| {
+            row.copy_from_slice(succ);
+            for w in crate::bits::iter_bits(succ) {
+                for (m, v) in row.iter_mut().zip(rf.row(w)) {
+                    *m |= v;
+                }
+            }
+            eco.or_into(x, &row);
+        };
+        for &w in &l.writes {
+            let x = self.dense(w);
+            extend(x, mo.row(x), eco);
+            eco.or_into(x, rf.row(x));
+        }
+        for &r in &l.reads {
+            let x = self.dense(r);
+            extend(x, rb.row(x), eco);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut members: Vec<usize> = l
+                .writes
+                .iter()
+                .chain(&l.reads)
+                .map(|&e| self.dense(e))
+                .collect();
+            members.sort_unstable();
+            members.dedup();
+            let m = members.len();
+            let mut local = BitMatrix::new(m);
+            for (i, &x) in members.iter().enumerate() {
+                for (j, &y) in members.iter().enumerate() {
+                    if mo.get(x, y) || rb.get(x, y) || rf.get(x, y) {
+                        local.set(i, j);
+                    }
+                }
+            }
+            local.close();
+            for (i, &x) in members.iter().enumerate() {
+                for (j, &y) in members.iter().enumerate() {
+                    debug_assert_eq!(
+                        local.get(i, j),
+                        eco.get(x, y),
+                        "eco closed form at {:?}",
+                        l.loc
+                    );
+                }
+            }
+        }
     }
 
     /// Writes that some consistent completion could put last in modification order
