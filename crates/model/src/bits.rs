@@ -146,6 +146,20 @@ pub fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
 mod tests {
     use super::*;
 
+    /// Every range, across and at word boundaries, sets exactly its bits.
+    #[test]
+    fn set_range_sets_exactly_the_range() {
+        for from in 0..150 {
+            for to in from..150 {
+                let mut m = BitMatrix::new(150);
+                m.set_range(1, from, to);
+                let set: Vec<usize> = m.iter_row(1).collect();
+                assert_eq!(set, (from..to).collect::<Vec<_>>(), "{from}..{to}");
+                assert_eq!(m.iter_row(0).count() + m.iter_row(2).count(), 0);
+            }
+        }
+    }
+
     #[test]
     fn closure_and_cycles() {
         let mut m = BitMatrix::new(70);

@@ -897,14 +897,15 @@ impl<'g> Analysis<'g> {
         }
         // right[d] = {d | d SC} ∪ {b F_SC | d hb b}
         let mut right = BitMatrix::new(n);
+        let mut fences_after = vec![0u64; words];
         for (d, &sc) in is_sc.iter().enumerate() {
             if sc {
                 right.set(d, d);
             }
-            for (m, (h, f)) in out.iter_mut().zip(hb.row(d).iter().zip(&fsc)) {
+            for (m, (h, f)) in fences_after.iter_mut().zip(hb.row(d).iter().zip(&fsc)) {
                 *m = h & f;
             }
-            right.or_into(d, &out);
+            right.or_into(d, &fences_after);
         }
         let mut psc = BitMatrix::new(n);
         let mut mid = vec![0u64; words];
