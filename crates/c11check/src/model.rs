@@ -57,6 +57,12 @@ pub struct Builder {
     /// ordering constraints a bug needs) instead of uniformly.
     /// `C11CHECK_PCT=<depth>`.
     pub pct_depth: Option<u32>,
+    /// Live random mode, uniform scheduling: half of the loads that have
+    /// nothing new to read (the location was written by another thread and
+    /// not since this one's last access) wait for a store or up to 32 steps
+    /// first, so readers also meet stores made long after they started.
+    /// On by default; `C11CHECK_PARK_LOADS=0` turns it off.
+    pub park_loads: bool,
 }
 
 impl Default for Builder {
@@ -97,6 +103,7 @@ impl Builder {
             live: std::env::var("C11CHECK_LIVE").map_or(true, |v| v.trim() != "0"),
             prune_window: env("C11CHECK_PRUNE_WINDOW"),
             pct_depth: env("C11CHECK_PCT"),
+            park_loads: std::env::var("C11CHECK_PARK_LOADS").map_or(true, |v| v.trim() != "0"),
         }
     }
 
@@ -150,6 +157,12 @@ impl Builder {
         self.pct_depth = Some(depth.max(1));
         self
     }
+    /// Live random mode, uniform scheduling: whether loads with nothing new
+    /// to read may wait for a store (see the field [`Builder::park_loads`]).
+    pub fn park_loads(mut self, on: bool) -> Self {
+        self.park_loads = on;
+        self
+    }
     /// The seed of a random run.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
@@ -201,6 +214,7 @@ impl Builder {
             replay: self.replay.clone(),
             progress: self.log,
             pct_depth: self.pct_depth,
+            park_loads: self.park_loads,
             prune_window: self.prune_window,
         }
     }

@@ -253,3 +253,55 @@ fn live_spawned_threads_start_together() {
     let distinct: BTreeSet<_> = orders.iter().collect();
     assert_eq!(distinct.len(), 24);
 }
+
+/// The writer stores `flag` after 24 other operations; the reader loads it
+/// once, at once. The reader asserts it read 0.
+fn late_store() {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let other = Arc::new(AtomicUsize::new(0));
+    flag.store(0, Ordering::Relaxed);
+    let f2 = flag.clone();
+    let reader = thread::spawn(move || {
+        assert_eq!(
+            f2.load(Ordering::Relaxed),
+            0,
+            "the reader met the late store"
+        );
+    });
+    for i in 0..12 {
+        other.store(i, Ordering::Relaxed);
+        other.load(Ordering::Relaxed);
+    }
+    flag.store(1, Ordering::Relaxed);
+    reader.join().unwrap();
+}
+
+/// A load with nothing new to read may wait for a store (the default):
+/// then a reader meets a store made 25 steps after it started. Without
+/// it, the reader runs at once in practically every execution. The replay
+/// string says which policy ran.
+#[test]
+fn live_parked_loads_meet_late_stores() {
+    let rep = Builder::new()
+        .random(2000)
+        .seed(5)
+        .live()
+        .explore(late_store)
+        .expect_err("the reader waits for the store");
+    let (hits, _) = rep.hits.unwrap();
+    assert!(hits >= 100, "met in {hits} of 2000");
+    assert!(rep.replay.starts_with("l1:") && !rep.replay.contains(":uniform"));
+    let again = Builder::new()
+        .replay(&rep.replay)
+        .explore(late_store)
+        .expect_err("the replay meets the store too");
+    assert_eq!(again.failure.message, rep.failure.message);
+
+    let plain = Builder::new()
+        .random(2000)
+        .seed(5)
+        .live()
+        .park_loads(false)
+        .explore(late_store);
+    assert!(plain.is_ok(), "without parking: {}", plain.unwrap_err());
+}

@@ -74,6 +74,11 @@ pub(crate) fn set_in_fiber(on: bool) {
     let _ = IN_FIBER.try_with(|f| f.set(on));
 }
 
+/// Whether this OS thread is running user code in a fiber now.
+pub(crate) fn in_fiber() -> bool {
+    IN_FIBER.try_with(Cell::get).unwrap_or(false)
+}
+
 /// Runs `f` unless the tracker is already running on this thread (or the
 /// thread is being torn down).
 fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {

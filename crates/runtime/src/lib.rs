@@ -411,7 +411,8 @@ pub(crate) fn install_panic_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let modelled = MODELLING.with(|m| m.get());
+            // A panic outside user code (the checker's own) is printed.
+            let modelled = MODELLING.with(|m| m.get()) && crate::alloc::in_fiber();
             if !modelled {
                 previous(info);
                 return;

@@ -110,6 +110,12 @@ struct Thread {
     lock_wait: Option<(c11check_model::Loc, u64)>,
     /// The value its last compare-exchange read.
     last_cas_read: Option<i64>,
+    /// Parked before a load until the location gets a new store: the
+    /// location, its store count then, and the step at which the thread
+    /// goes on anyway.
+    parked: Option<(c11check_model::Loc, u64, u64)>,
+    /// Whether its pending operation was already considered for parking.
+    park_considered: bool,
     /// A hash of the values its loads and read-modify-writes returned, in
     /// order: two executions differ in behaviour if some thread's differs.
     reads_hash: u64,
@@ -123,9 +129,9 @@ struct Execution<'a> {
     threads: Vec<Thread>,
     bodies: Vec<Option<ThreadMain>>,
     rng: Rng,
-    /// Stores per location and the last value stored (lock waits retry after
-    /// a new store, or at once if they read an older one).
-    stores: Vec<(u64, i64)>,
+    /// What the scheduler knows of each location (lock waits and parked
+    /// loads go on after a new store).
+    stores: Vec<LocSched>,
     stacks: &'a mut Vec<DefaultStack>,
     ops: u64,
     pct: Option<Pct>,
@@ -139,7 +145,42 @@ struct Execution<'a> {
     /// Objects created in tracked allocations: creating thread and its last
     /// operation's sequence number then (see [`crate::alloc`]).
     creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
+    /// Whether loads park (see [`Execution::consider_parking`]).
+    park_loads: bool,
 }
+
+/// The scheduler's view of one location.
+#[derive(Clone, Copy)]
+struct LocSched {
+    /// Stores so far.
+    stores: u64,
+    /// The last value stored.
+    last: i64,
+    /// The thread that stored last (or read-modify-wrote, or created the
+    /// object, or accessed the location first); `u32::MAX` when unknown.
+    writer: u32,
+    /// The sequence number of the last store (0: none yet).
+    store_seq: u64,
+    /// Threads (below 64) that accessed the location since its last store.
+    seen: u64,
+}
+
+impl Default for LocSched {
+    fn default() -> Self {
+        LocSched {
+            stores: 0,
+            last: 0,
+            writer: u32::MAX,
+            store_seq: 0,
+            seen: 0,
+        }
+    }
+}
+
+/// A parked load goes on after at most this many other steps, whether or
+/// not a store came (the writer may never come, or it may be the thread
+/// itself later).
+const PARK_STEPS: usize = 32;
 
 /// A 64-bit mixing step (splitmix64's finaliser).
 fn mix(x: u64) -> u64 {
@@ -179,6 +220,8 @@ impl<'a> Execution<'a> {
                 steps: 0,
                 lock_wait: None,
                 last_cas_read: None,
+                parked: None,
+                park_considered: false,
                 reads_hash: 0,
             });
         }
@@ -212,10 +255,16 @@ impl<'a> Execution<'a> {
             }
         };
         self.threads[t].pending = Some(pending);
+        self.threads[t].park_considered = false;
     }
 
     fn runnable(&self, t: usize) -> bool {
         let th = &self.threads[t];
+        if let Some((loc, n, until)) = th.parked {
+            if self.loc_sched(loc).stores <= n && self.ops < until {
+                return false;
+            }
+        }
         match &th.pending {
             Some(Pending::Act(Action::Join { child }, ..)) => {
                 matches!(
@@ -232,7 +281,7 @@ impl<'a> Execution<'a> {
                 ..,
             )) => th
                 .lock_wait
-                .is_some_and(|(loc, n)| self.stores.get(loc.0 as usize).map_or(0, |s| s.0) > n),
+                .is_some_and(|(loc, n)| self.loc_sched(loc).stores > n),
             Some(Pending::Finished) | Some(Pending::Dead) | None => false,
             _ => true,
         }
@@ -253,6 +302,7 @@ impl<'a> Execution<'a> {
                 unsafe { (*cell).set(generation, l) };
                 if let Some(c) = crate::alloc::creation_of(cell as usize, generation) {
                     self.creation.insert(l, c);
+                    self.loc_sched_mut(l).writer = c.0;
                 }
                 l
             }
@@ -274,7 +324,16 @@ impl<'a> Execution<'a> {
                 .filter(|&t| self.runnable(t))
                 .collect();
             if ready.is_empty() {
-                return self.stuck();
+                // Everyone else waits: a parked thread goes on.
+                let parked: Vec<usize> = (0..self.threads.len())
+                    .filter(|&t| self.threads[t].parked.is_some())
+                    .collect();
+                if parked.is_empty() {
+                    return self.stuck();
+                }
+                let t = parked[self.rng.below(parked.len())];
+                self.threads[t].parked = None;
+                continue;
             }
             // A thread that just ended a wait-loop turn goes last.
             spinning.resize(self.threads.len(), false);
@@ -317,6 +376,9 @@ impl<'a> Execution<'a> {
                 }
             };
             spinning[t] = false;
+            if self.park_loads && eager.is_none() && self.consider_parking(t) {
+                continue;
+            }
             // Whether this step is a store that may start or continue a run.
             last = matches!(
                 self.threads[t].pending,
@@ -392,6 +454,56 @@ impl<'a> Execution<'a> {
         }
     }
 
+    fn loc_sched(&self, loc: c11check_model::Loc) -> LocSched {
+        self.stores.get(loc.0 as usize).copied().unwrap_or_default()
+    }
+
+    fn loc_sched_mut(&mut self, loc: c11check_model::Loc) -> &mut LocSched {
+        let i = loc.0 as usize;
+        if self.stores.len() <= i {
+            self.stores.resize(i + 1, LocSched::default());
+        }
+        &mut self.stores[i]
+    }
+
+    /// Whether thread `t`, chosen to load a location another thread wrote
+    /// and that no store reached since `t` last accessed it, parks (half of
+    /// the time) until a store comes or [`PARK_STEPS`] steps pass. Such a
+    /// load has nothing new to read now; later it may read a newer store,
+    /// or still the old one. Uniform scheduling rarely lets a reader wait
+    /// for a writer many steps ahead (chase-lev's thief reading the resized
+    /// array). Scheduling only: no execution becomes possible or impossible.
+    fn consider_parking(&mut self, t: usize) -> bool {
+        let th = &mut self.threads[t];
+        th.parked = None;
+        if std::mem::replace(&mut th.park_considered, true) {
+            return false;
+        }
+        if !matches!(th.pending, Some(Pending::Act(Action::Load { .. }, ..))) {
+            return false;
+        }
+        let Some(Pending::Act(action, bind, site)) = th.pending.take() else {
+            unreachable!()
+        };
+        let action = self.location(bind, action);
+        let Action::Load { loc, .. } = action else {
+            unreachable!()
+        };
+        self.threads[t].pending = Some(Pending::Act(action, None, site));
+        let l = self.loc_sched(loc);
+        // Whether `t` may not have met the last store yet: it has not
+        // accessed the location since, and the store does not happen before.
+        let new_store = l.stores > 0
+            && (t >= 64 || l.seen & (1 << t) == 0)
+            && self.mem.hb_entry(t as u32, l.writer) < l.store_seq;
+        if new_store || l.writer == u32::MAX || l.writer == t as u32 || self.rng.below(2) == 0 {
+            return false;
+        }
+        let until = self.ops + 1 + self.rng.below(PARK_STEPS) as u64;
+        self.threads[t].parked = Some((loc, l.stores, until));
+        true
+    }
+
     /// Performs a memory operation of thread `t` and resumes it; a data race
     /// comes back as a failure.
     fn perform(&mut self, t: usize, action: Action, site: Site) -> Option<Failure> {
@@ -412,6 +524,15 @@ impl<'a> Execution<'a> {
                         return Some(creation_race(tid, creator, loc));
                     }
                 }
+                if self.park_loads {
+                    let l = self.loc_sched_mut(loc);
+                    if l.writer == u32::MAX || !matches!(action, Action::Load { .. }) {
+                        l.writer = tid;
+                    }
+                    if tid < 64 {
+                        l.seen |= 1 << tid;
+                    }
+                }
                 let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
                 let mut choose = |n: usize| rng.below(n);
@@ -428,7 +549,7 @@ impl<'a> Execution<'a> {
                     ));
                 }
                 if let Some(v) = p.written {
-                    self.count_store(loc, v);
+                    self.count_store(tid, loc, v);
                 }
                 if matches!(action, Action::Cas { .. }) {
                     self.threads[t].last_cas_read = Some(p.val);
@@ -488,7 +609,9 @@ impl<'a> Execution<'a> {
         {
             let loc = self.shared.borrow().last_lock;
             if let Some(loc) = loc {
-                let (n, last) = self.stores.get(loc.0 as usize).copied().unwrap_or((0, 0));
+                let LocSched {
+                    stores: n, last, ..
+                } = self.loc_sched(loc);
                 // It read an older value than the last store: retry at once.
                 let stale = n > 0 && self.threads[t].last_cas_read != Some(last);
                 self.threads[t].lock_wait = Some((loc, if stale { n - 1 } else { n }));
@@ -497,13 +620,14 @@ impl<'a> Execution<'a> {
         None
     }
 
-    fn count_store(&mut self, loc: c11check_model::Loc, val: i64) {
-        let i = loc.0 as usize;
-        if self.stores.len() <= i {
-            self.stores.resize(i + 1, (0, 0));
-        }
-        self.stores[i].0 += 1;
-        self.stores[i].1 = val;
+    fn count_store(&mut self, t: u32, loc: c11check_model::Loc, val: i64) {
+        let seq = self.mem.last_seq(t);
+        let l = self.loc_sched_mut(loc);
+        l.store_seq = seq;
+        l.stores += 1;
+        l.last = val;
+        l.writer = t;
+        l.seen = if t < 64 { 1 << t } else { 0 };
     }
 
     /// No thread can run: finished, a failed assume, or a deadlock.
@@ -597,22 +721,25 @@ pub(crate) fn run_live(
     let mut last_progress = Instant::now();
     let mut stacks = Vec::new();
     let mut stats = Stats::default();
-    // A replay string: `l1:<seed>`, or `l1:<seed>:<pct depth>:<pct steps>`.
-    let replay: Option<Vec<u64>> = cfg
+    // A replay string: `l1:<seed>` (uniform, loads park), `l1:<seed>:uniform`
+    // (loads do not park) or `l1:<seed>:<pct depth>:<pct steps>`.
+    let replay: Option<Vec<&str>> = cfg
         .replay
         .as_deref()
         .and_then(|s| s.strip_prefix("l1:"))
-        .map(|s| s.split(':').map(|x| x.parse().unwrap_or(0)).collect());
+        .map(|s| s.split(':').collect());
     let mut pct_depth = cfg.pct_depth;
+    let mut park_loads = cfg.park_loads;
     let mut expected_steps = 100u64;
     if let Some(r) = &replay {
+        park_loads = r.len() == 1;
         if r.len() == 3 {
-            pct_depth = Some(r[1] as u32);
-            expected_steps = r[2];
+            pct_depth = Some(r[1].parse().unwrap_or(1));
+            expected_steps = r[2].parse().unwrap_or(100);
         }
     }
     let seeds: Vec<(u64, u64)> = match &replay {
-        Some(r) => vec![(0, r[0])],
+        Some(r) => vec![(0, r[0].parse().unwrap_or(0))],
         None => (0..iterations)
             .map(|i| (i, iteration_seed(seed, i)))
             .collect(),
@@ -635,7 +762,7 @@ pub(crate) fn run_live(
             cfg,
             &shared,
             &mut stacks,
-            (s, pct_depth, steps_now),
+            (s, pct_depth, steps_now, park_loads),
             RECENT,
         );
         let (end, recent, it_ops, it_recorded) = (it.end, it.trace, it.ops, it.recorded);
@@ -712,7 +839,7 @@ pub(crate) fn run_live(
                 cfg,
                 &shared,
                 &mut stacks,
-                (s, pct_depth, steps_now),
+                (s, pct_depth, steps_now, park_loads),
                 FULL_TRACE,
             );
             let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
@@ -739,7 +866,8 @@ pub(crate) fn run_live(
                     },
                     replay: match pct_depth {
                         Some(d) => format!("l1:{s}:{d}:{steps_now}"),
-                        None => format!("l1:{s}"),
+                        None if park_loads => format!("l1:{s}"),
+                        None => format!("l1:{s}:uniform"),
                     },
                     dot: String::new(),
                     execution_number: i + 1,
@@ -811,7 +939,7 @@ fn run_iteration(
     cfg: &RunConfig,
     shared: &Rc<RefCell<Shared>>,
     stacks: &mut Vec<DefaultStack>,
-    (s, pct_depth, steps_now): (u64, Option<u32>, u64),
+    (s, pct_depth, steps_now, park_loads): (u64, Option<u32>, u64, bool),
     cap: usize,
 ) -> Iteration {
     {
@@ -838,6 +966,7 @@ fn run_iteration(
         trace_cap: cap,
         recorded: 0,
         creation: std::collections::HashMap::new(),
+        park_loads: park_loads && pct_depth.is_none(),
     };
     if let Some(depth) = pct_depth {
         ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));

@@ -38,6 +38,9 @@ pub struct RunConfig {
     /// Live random mode: schedule with PCT of this depth instead of
     /// uniformly at random.
     pub pct_depth: Option<u32>,
+    /// Live random mode, uniform scheduling: a load with nothing new to
+    /// read may wait for a store first (see `live.rs`).
+    pub park_loads: bool,
     /// Live random mode: the aggressive pruning window (see
     /// `LiveMemory::set_prune_window`).
     pub prune_window: Option<usize>,
@@ -54,6 +57,7 @@ impl Default for RunConfig {
             replay: None,
             progress: false,
             pct_depth: None,
+            park_loads: true,
             prune_window: None,
         }
     }
