@@ -48,6 +48,31 @@ thread_local! {
     /// asks whether it ends a tracked block, and a hash set answers faster.
     static STARTS: RefCell<HashSet<usize, BuildHasherDefault<AddrHasher>>> =
         RefCell::new(HashSet::default());
+    /// How many of `STARTS`' addresses fall in each bucket of [`bucket`]: a
+    /// free whose bucket is empty (nearly all of the explorer's own) needs
+    /// no lookup.
+    static FILTER: [Cell<u32>; FILTER_BUCKETS] = const { [const { Cell::new(0) }; FILTER_BUCKETS] };
+}
+
+const FILTER_BUCKETS: usize = 4096;
+
+/// The `FILTER` bucket of an address.
+fn bucket(addr: usize) -> usize {
+    let h = (addr as u64 >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 52) as usize % FILTER_BUCKETS
+}
+
+/// Whether `addr` may start a tracked block (false: it certainly does not).
+fn maybe_tracked(addr: usize) -> bool {
+    FILTER.try_with(|f| f[bucket(addr)].get()).unwrap_or(1) != 0
+}
+
+/// Adds `by` to the `FILTER` count of `addr`'s bucket.
+fn filter_add(addr: usize, by: i32) {
+    let _ = FILTER.try_with(|f| {
+        let c = &f[bucket(addr)];
+        c.set(c.get().wrapping_add_signed(by));
+    });
 }
 
 /// A hasher for addresses (aligned: the low bits carry nothing).
@@ -115,10 +140,18 @@ fn note_alloc(addr: usize, size: usize) {
                         .is_some_and(|(_, blk)| blk.generation != generation)
                     {
                         b.retain(|_, blk| blk.generation == generation);
+                        for &a in st.iter() {
+                            filter_add(a, -1);
+                        }
                         st.clear();
                         st.extend(b.keys().copied());
+                        for &a in st.iter() {
+                            filter_add(a, 1);
+                        }
                     }
-                    st.insert(addr);
+                    if st.insert(addr) {
+                        filter_add(addr, 1);
+                    }
                 });
                 b.insert(
                     addr,
@@ -136,13 +169,16 @@ fn note_alloc(addr: usize, size: usize) {
 }
 
 fn note_free(addr: usize) {
-    if COUNT.try_with(Cell::get).unwrap_or(0) == 0 {
+    if COUNT.try_with(Cell::get).unwrap_or(0) == 0 || !maybe_tracked(addr) {
         return;
     }
     guarded(|| {
         let tracked = STARTS
             .try_with(|st| st.borrow_mut().remove(&addr))
             .unwrap_or(false);
+        if tracked {
+            filter_add(addr, -1);
+        }
         if tracked {
             let _ = BLOCKS.try_with(|b| {
                 let mut b = b.borrow_mut();
@@ -214,5 +250,35 @@ unsafe impl GlobalAlloc for TrackingAllocator {
             note_alloc(q as usize, new_size);
         }
         q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every address counted in the filter is reported as maybe tracked,
+    /// and once all are taken out again no bucket keeps a count.
+    #[test]
+    fn filter_counts_what_it_holds() {
+        let addrs: Vec<usize> = (0..20_000u64)
+            .map(|i| (i.wrapping_mul(0x2545_F491_4F6C_DD1D) as usize) & !0xf)
+            .collect();
+        assert!(addrs.iter().all(|&a| !maybe_tracked(a)));
+        for &a in &addrs {
+            filter_add(a, 1);
+        }
+        assert!(addrs.iter().all(|&a| maybe_tracked(a)));
+        for &a in &addrs[..10_000] {
+            filter_add(a, -1);
+        }
+        assert!(addrs[10_000..].iter().all(|&a| maybe_tracked(a)));
+        for &a in &addrs[10_000..] {
+            filter_add(a, -1);
+        }
+        assert!(FILTER.with(|f| f.iter().all(|c| c.get() == 0)));
+        // Neighbouring allocations spread over the buckets.
+        let used: HashSet<usize> = (0..4096).map(|i| bucket(0x7f00_0000 + 16 * i)).collect();
+        assert!(used.len() > 2000, "{} buckets", used.len());
     }
 }
