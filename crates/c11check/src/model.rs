@@ -58,9 +58,10 @@ pub struct Builder {
     /// `C11CHECK_PCT=<depth>`.
     pub pct_depth: Option<u32>,
     /// Live random mode, uniform scheduling: half of the loads that have
-    /// nothing new to read (the location was written by another thread and
-    /// not since this one's last access) wait for a store or up to 32 steps
-    /// first, so readers also meet stores made long after they started.
+    /// nothing new to read (another thread wrote the location last, and
+    /// this one accessed it since or is ordered after that store) wait for a
+    /// store or up to 32 steps first, so readers also meet stores made long
+    /// after they started. Scheduling only: no outcome is added or lost.
     /// On by default; `C11CHECK_PARK_LOADS=0` turns it off.
     pub park_loads: bool,
 }

@@ -126,7 +126,7 @@ fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
 }
 
 fn note_alloc(addr: usize, size: usize) {
-    if !IN_FIBER.try_with(Cell::get).unwrap_or(false) {
+    if !in_fiber() {
         return;
     }
     guarded(|| {
@@ -178,8 +178,6 @@ fn note_free(addr: usize) {
             .unwrap_or(false);
         if tracked {
             filter_add(addr, -1);
-        }
-        if tracked {
             let _ = BLOCKS.try_with(|b| {
                 let mut b = b.borrow_mut();
                 b.remove(&addr);

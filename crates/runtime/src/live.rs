@@ -479,11 +479,8 @@ impl<'a> Execution<'a> {
         if std::mem::replace(&mut th.park_considered, true) {
             return false;
         }
-        if !matches!(th.pending, Some(Pending::Act(Action::Load { .. }, ..))) {
+        let Some(Pending::Act(action @ Action::Load { .. }, bind, site)) = th.pending else {
             return false;
-        }
-        let Some(Pending::Act(action, bind, site)) = th.pending.take() else {
-            unreachable!()
         };
         let action = self.location(bind, action);
         let Action::Load { loc, .. } = action else {
