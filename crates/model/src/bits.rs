@@ -17,6 +17,13 @@ impl BitMatrix {
             bits: vec![0; n * words],
         }
     }
+    /// Makes it the empty `n × n` matrix, keeping its buffer.
+    pub fn reset(&mut self, n: usize) {
+        self.n = n;
+        self.words = n.div_ceil(64).max(1);
+        self.bits.clear();
+        self.bits.resize(n * self.words, 0);
+    }
     pub fn len(&self) -> usize {
         self.n
     }

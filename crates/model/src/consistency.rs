@@ -12,6 +12,7 @@
 use crate::bits::BitMatrix;
 use crate::event::{Action, EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
+use std::cell::RefCell;
 use std::fmt;
 
 /// A memory model c11check can check executions against.
@@ -73,8 +74,10 @@ pub struct LocMo {
     /// The chain each write belongs to, and its position in it.
     pub chain_of: Vec<usize>,
     pub pos: Vec<usize>,
-    /// Chains as lists of write indices, in modification order.
-    pub chains: Vec<Vec<usize>>,
+    /// The chains' write indices, chain after chain, each in modification
+    /// order; chain `c` is `chain_items[chain_start[c]..chain_start[c + 1]]`.
+    chain_items: Vec<usize>,
+    chain_start: Vec<usize>,
     /// Transitive closure of the forced order between chains.
     pub order: BitMatrix,
     /// Whether seq_cst accesses to this location exist.
@@ -82,6 +85,44 @@ pub struct LocMo {
 }
 
 impl LocMo {
+    fn empty(loc: Loc) -> Self {
+        LocMo {
+            loc,
+            writes: Vec::new(),
+            reads: Vec::new(),
+            chain_of: Vec::new(),
+            pos: Vec::new(),
+            chain_items: Vec::new(),
+            chain_start: vec![0],
+            order: BitMatrix::new(0),
+            has_sc: false,
+        }
+    }
+    /// Empties it for `loc`, keeping its buffers.
+    fn clear(&mut self, loc: Loc) {
+        self.loc = loc;
+        self.writes.clear();
+        self.reads.clear();
+        self.chain_of.clear();
+        self.pos.clear();
+        self.chain_items.clear();
+        self.chain_start.clear();
+        self.chain_start.push(0);
+        self.order.reset(0);
+        self.has_sc = false;
+    }
+    /// How many RMW chains the location's writes form.
+    pub fn num_chains(&self) -> usize {
+        self.chain_start.len() - 1
+    }
+    /// Chain `c`'s write indices in modification order.
+    pub fn chain(&self, c: usize) -> &[usize] {
+        &self.chain_items[self.chain_start[c]..self.chain_start[c + 1]]
+    }
+    /// The write ending chain `c`.
+    fn chain_last(&self, c: usize) -> usize {
+        self.chain_items[self.chain_start[c + 1] - 1]
+    }
     /// Whether write `a` is forced before write `b` (write indices).
     pub fn mo(&self, a: usize, b: usize) -> bool {
         let (ca, cb) = (self.chain_of[a], self.chain_of[b]);
@@ -93,7 +134,7 @@ impl LocMo {
     }
     /// Chains that nothing is forced after.
     pub fn sink_chains(&self) -> Vec<usize> {
-        (0..self.chains.len())
+        (0..self.num_chains())
             .filter(|&c| self.order.iter_row(c).next().is_none())
             .collect()
     }
@@ -104,6 +145,12 @@ impl LocMo {
 
 /// The location a happens-before-only analysis is "for": none has this number.
 const NO_LOCATION: Loc = Loc(u32::MAX);
+
+/// Empties `v` and fills it with `len` copies of `x`, keeping its buffer.
+fn reset<T: Copy>(v: &mut Vec<T>, len: usize, x: T) {
+    v.clear();
+    v.resize(len, x);
+}
 
 /// `dst` := `dst` ⊔ `src`, pointwise.
 fn join_slice(dst: &mut [u32], src: &[u32]) {
@@ -146,6 +193,75 @@ pub struct Analysis<'g> {
     has_sc_fence: bool,
     /// Built for one location (see [`Analysis::for_location`]).
     partial: bool,
+    scratch: Scratch,
+}
+
+/// Temporaries of [`Analysis::build`], kept with the analysis so that they
+/// go back to the pool with it.
+#[derive(Default)]
+struct Scratch {
+    clock: Vec<u32>,
+    cursor: Vec<u32>,
+    /// Per thread (`stride` entries each): the release views of the relaxed
+    /// reads so far, which a later acquire fence takes.
+    acq_pending: Vec<u32>,
+    /// Per thread: the clock of its last release fence, if `has_rel_fence`.
+    rel_fence: Vec<u32>,
+    has_rel_fence: Vec<bool>,
+    /// RC11: per thread and location, where in `rel_write_clocks` the clock
+    /// of the thread's last release write there starts.
+    rel_write: Vec<(u32, Loc, usize)>,
+    rel_write_clocks: Vec<u32>,
+    /// Per write of a location: the RMW that reads it (`usize::MAX`: none).
+    next: Vec<usize>,
+    is_rmw: Vec<bool>,
+    stolen: Vec<(usize, usize)>,
+}
+
+/// The buffers of a dropped analysis. The explorer builds an analysis for
+/// nearly every event it adds; allocating their dozen vectors afresh each
+/// time was a quarter of its run time.
+#[derive(Default)]
+struct Buffers {
+    offsets: Vec<usize>,
+    ids: Vec<EventId>,
+    clocks: Vec<u32>,
+    relview: Vec<u32>,
+    has_relview: Vec<bool>,
+    widx: Vec<u32>,
+    locs: Vec<LocMo>,
+    scratch: Scratch,
+}
+
+/// How many dropped analyses' buffers a thread keeps (analyses nest only a
+/// few deep).
+const POOL_SIZE: usize = 4;
+
+thread_local! {
+    static POOL: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Drop for Analysis<'_> {
+    fn drop(&mut self) {
+        let buffers = Buffers {
+            offsets: std::mem::take(&mut self.offsets),
+            ids: std::mem::take(&mut self.ids),
+            clocks: std::mem::take(&mut self.clocks),
+            relview: std::mem::take(&mut self.relview),
+            has_relview: std::mem::take(&mut self.has_relview),
+            widx: std::mem::take(&mut self.widx),
+            locs: std::mem::take(&mut self.locs),
+            scratch: std::mem::take(&mut self.scratch),
+        };
+        // During thread teardown the pool may be gone: then the buffers are freed.
+        let _ = POOL.try_with(|pool| {
+            if let Ok(mut pool) = pool.try_borrow_mut() {
+                if pool.len() < POOL_SIZE {
+                    pool.push(buffers);
+                }
+            }
+        });
+    }
 }
 
 impl<'g> Analysis<'g> {
@@ -208,32 +324,35 @@ impl<'g> Analysis<'g> {
     ) -> Result<Self, Inconsistency> {
         let nl = g.num_locs();
         let nt = g.num_threads();
-        let mut offsets = Vec::with_capacity(nt);
-        let total = nl
-            + (0..nt as u32)
-                .map(|t| g.thread_len(t) as usize)
-                .sum::<usize>();
-        let mut ids: Vec<EventId> = Vec::with_capacity(total);
-        ids.extend((0..nl as u32).map(|l| EventId::init(Loc(l))));
-        for t in 0..nt as u32 {
-            offsets.push(ids.len());
-            ids.extend((0..g.thread_len(t)).map(|i| EventId::new(t, i)));
-        }
+        let b = POOL
+            .try_with(|pool| pool.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         let mut a = Analysis {
             g,
             model,
-            offsets,
-            ids,
-            clocks: Vec::new(),
+            offsets: b.offsets,
+            ids: b.ids,
+            clocks: b.clocks,
             stride: nt,
-            locs: Vec::new(),
-            relview: Vec::new(),
-            has_relview: Vec::new(),
-            widx: Vec::new(),
+            locs: b.locs,
+            relview: b.relview,
+            has_relview: b.has_relview,
+            widx: b.widx,
             has_sc_event: false,
             has_sc_fence: false,
             partial: only.is_some(),
+            scratch: b.scratch,
         };
+        a.offsets.clear();
+        a.ids.clear();
+        a.ids.extend((0..nl as u32).map(|l| EventId::init(Loc(l))));
+        for t in 0..nt as u32 {
+            a.offsets.push(a.ids.len());
+            a.ids
+                .extend((0..g.thread_len(t)).map(|i| EventId::new(t, i)));
+        }
         a.compute_clocks()?;
         // Without its locations the seq_cst search could not run.
         let only = only.filter(|&o| o != NO_LOCATION || !a.needs_sc_search());
@@ -270,29 +389,34 @@ impl<'g> Analysis<'g> {
         let nt = g.num_threads();
         let n = self.ids.len();
         // Initialisation writes keep the zero clock.
-        let mut clocks: Vec<u32> = vec![0; n * nt];
-        let mut clock: Vec<u32> = vec![0; nt];
-        let mut relview: Vec<u32> = vec![0; n * nt];
-        let mut has_relview: Vec<bool> = vec![false; n];
-        struct ThreadState {
-            cur: Vec<u32>,
-            rel_fence: Option<Vec<u32>>,
-            acq_pending: Vec<u32>,
-            rel_write: Vec<(Loc, Vec<u32>)>,
-        }
-        let mut st: Vec<ThreadState> = (0..nt)
-            .map(|_| ThreadState {
-                cur: vec![0; nt],
-                rel_fence: None,
-                acq_pending: vec![0; nt],
-                rel_write: Vec::new(),
-            })
-            .collect();
-        let mut cursor = vec![0u32; nt];
+        let mut clocks = std::mem::take(&mut self.clocks);
+        let mut relview = std::mem::take(&mut self.relview);
+        let mut has_relview = std::mem::take(&mut self.has_relview);
+        let mut sc = std::mem::take(&mut self.scratch);
+        reset(&mut clocks, n * nt, 0);
+        reset(&mut relview, n * nt, 0);
+        reset(&mut has_relview, n, false);
+        reset(&mut sc.clock, nt, 0);
+        reset(&mut sc.cursor, nt, 0);
+        reset(&mut sc.acq_pending, nt * nt, 0);
+        reset(&mut sc.rel_fence, nt * nt, 0);
+        reset(&mut sc.has_rel_fence, nt, false);
+        sc.rel_write.clear();
+        sc.rel_write_clocks.clear();
+        let Scratch {
+            clock,
+            cursor,
+            acq_pending,
+            rel_fence,
+            has_rel_fence,
+            rel_write,
+            rel_write_clocks,
+            ..
+        } = &mut sc;
 
         let mut progress = true;
         let mut done = 0usize;
-        let total: usize = (0..nt as u32).map(|t| g.thread_len(t) as usize).sum();
+        let total = n - self.offsets.first().copied().unwrap_or(n);
         while progress {
             progress = false;
             for t in 0..nt {
@@ -326,37 +450,43 @@ impl<'g> Analysis<'g> {
                     } else {
                         None
                     };
-                    clock.copy_from_slice(&st[t].cur);
+                    let d = self.dense(id);
+                    // The clock so far: the thread's previous event's.
+                    if id.index == 0 {
+                        clock.fill(0);
+                    } else {
+                        clock.copy_from_slice(&clocks[(d - 1) * nt..d * nt]);
+                    }
                     clock[t] = id.index + 1;
                     if let Some(p) = parent {
                         let d = self.dense(p);
-                        join_slice(&mut clock, &clocks[d * nt..(d + 1) * nt]);
+                        join_slice(clock, &clocks[d * nt..(d + 1) * nt]);
                     }
                     if let Some(j) = join_src {
                         let d = self.dense(j);
-                        join_slice(&mut clock, &clocks[d * nt..(d + 1) * nt]);
+                        join_slice(clock, &clocks[d * nt..(d + 1) * nt]);
                     }
+                    let pending = &mut acq_pending[t * nt..(t + 1) * nt];
                     let ord = self.eff_ord(e.ord());
                     if e.is_read() && ord.is_atomic() {
                         let src = self.dense(e.rf.expect("read without rf"));
                         if has_relview[src] {
                             let rv = &relview[src * nt..(src + 1) * nt];
                             if ord.is_acquire() {
-                                join_slice(&mut clock, rv);
+                                join_slice(clock, rv);
                             } else {
-                                join_slice(&mut st[t].acq_pending, rv);
+                                join_slice(pending, rv);
                             }
                         }
                     }
+                    let fence = &mut rel_fence[t * nt..(t + 1) * nt];
                     if let Action::Fence { .. } = e.action {
                         if ord.is_acquire() {
-                            join_slice(&mut clock, &st[t].acq_pending);
+                            join_slice(clock, pending);
                         }
                         if ord.is_release() {
-                            match &mut st[t].rel_fence {
-                                Some(f) => f.copy_from_slice(&clock),
-                                None => st[t].rel_fence = Some(clock.clone()),
-                            }
+                            fence.copy_from_slice(clock);
+                            has_rel_fence[t] = true;
                         }
                         if ord.is_sc() {
                             self.has_sc_fence = true;
@@ -367,7 +497,6 @@ impl<'g> Analysis<'g> {
                     }
                     if e.is_write() && ord.is_atomic() {
                         let loc = e.loc().unwrap();
-                        let d = self.dense(id);
                         let (before_d, rest) = relview.split_at_mut(d * nt);
                         let (rv, after_d) = rest.split_at_mut(nt);
                         // An RMW's source (another event) passes on its release view.
@@ -388,14 +517,18 @@ impl<'g> Analysis<'g> {
                             any = true;
                         };
                         if ord.is_release() {
-                            add(&clock);
+                            add(clock);
                         }
-                        if let Some(f) = &st[t].rel_fence {
-                            add(f);
+                        if has_rel_fence[t] {
+                            add(fence);
                         }
+                        let last_rel_write = rel_write
+                            .iter()
+                            .position(|&(u, l, _)| u == t as u32 && l == loc);
                         if self.model == Model::Rc11 {
-                            if let Some((_, c)) = st[t].rel_write.iter().find(|(l, _)| *l == loc) {
-                                add(c);
+                            if let Some(i) = last_rel_write {
+                                let at = rel_write[i].2;
+                                add(&rel_write_clocks[at..at + nt]);
                             }
                         }
                         if let Some(v) = src_view {
@@ -403,28 +536,32 @@ impl<'g> Analysis<'g> {
                         }
                         has_relview[d] = any;
                         if self.model == Model::Rc11 && ord.is_release() {
-                            let rw = &mut st[t].rel_write;
-                            match rw.iter_mut().find(|(l, _)| *l == loc) {
-                                Some(slot) => slot.1 = clock.clone(),
-                                None => rw.push((loc, clock.clone())),
+                            match last_rel_write {
+                                Some(i) => {
+                                    let at = rel_write[i].2;
+                                    rel_write_clocks[at..at + nt].copy_from_slice(clock);
+                                }
+                                None => {
+                                    rel_write.push((t as u32, loc, rel_write_clocks.len()));
+                                    rel_write_clocks.extend_from_slice(clock);
+                                }
                             }
                         }
                     }
-                    st[t].cur.copy_from_slice(&clock);
-                    let d = self.dense(id);
-                    clocks[d * nt..(d + 1) * nt].copy_from_slice(&clock);
+                    clocks[d * nt..(d + 1) * nt].copy_from_slice(clock);
                     cursor[t] += 1;
                     done += 1;
                     progress = true;
                 }
             }
         }
-        if done < total {
-            return Err(Inconsistency::ThinAir);
-        }
         self.clocks = clocks;
         self.relview = relview;
         self.has_relview = has_relview;
+        self.scratch = sc;
+        if done < total {
+            return Err(Inconsistency::ThinAir);
+        }
         Ok(())
     }
 
@@ -452,54 +589,84 @@ impl<'g> Analysis<'g> {
     ) -> Result<(), Inconsistency> {
         let g = self.g;
         let nl = g.num_locs();
-        // Writes per location after the initialisation write (empty vectors
-        // allocate nothing: a partial analysis fills one).
-        let mut writes: Vec<Vec<EventId>> = vec![Vec::new(); nl];
-        let mut reads: Vec<Vec<EventId>> = vec![Vec::new(); nl];
-        let mut has_sc = vec![false; nl];
+        let mut locs = std::mem::take(&mut self.locs);
+        locs.truncate(nl);
+        while locs.len() < nl {
+            locs.push(LocMo::empty(Loc(locs.len() as u32)));
+        }
+        // A partial analysis fills one location; the others stay empty.
+        let wanted = |l: Loc| only.is_none_or(|o| o == l);
+        for (l, lm) in locs.iter_mut().enumerate() {
+            let loc = Loc(l as u32);
+            lm.clear(loc);
+            if wanted(loc) {
+                lm.writes.push(EventId::init(loc));
+            }
+        }
         for (id, e) in g.events() {
-            if let Some(l) = e.loc().filter(|&l| only.is_none_or(|o| o == l)) {
-                let l = l.0 as usize;
+            if let Some(l) = e.loc().filter(|&l| wanted(l)) {
+                let lm = &mut locs[l.0 as usize];
                 if e.is_write() {
-                    writes[l].push(id);
+                    lm.writes.push(id);
                 }
                 if e.is_read() {
-                    reads[l].push(id);
+                    lm.reads.push(id);
                 }
                 if self.eff_ord(e.ord()).is_sc() {
-                    has_sc[l] = true;
+                    lm.has_sc = true;
                 }
             }
         }
-        let mut widx = vec![u32::MAX; self.ids.len()];
-        let mut locs = Vec::with_capacity(nl);
-        for l in 0..nl {
-            let loc = Loc(l as u32);
+        let mut widx = std::mem::take(&mut self.widx);
+        reset(&mut widx, self.ids.len(), u32::MAX);
+        let mut sc = std::mem::take(&mut self.scratch);
+        let result = self.constrain_mo(&mut locs, &mut widx, &mut sc, loose, only);
+        self.locs = locs;
+        self.widx = widx;
+        self.scratch = sc;
+        result
+    }
+
+    /// The chains and the forced order between them at each wanted location
+    /// (`locs` holds their accesses).
+    fn constrain_mo(
+        &self,
+        locs: &mut [LocMo],
+        widx: &mut [u32],
+        sc: &mut Scratch,
+        loose: Option<EventId>,
+        only: Option<Loc>,
+    ) -> Result<(), Inconsistency> {
+        let g = self.g;
+        for lm in locs.iter_mut() {
+            let loc = lm.loc;
             if only.is_some_and(|o| o != loc) {
-                locs.push(LocMo {
-                    loc,
-                    writes: Vec::new(),
-                    reads: Vec::new(),
-                    chain_of: Vec::new(),
-                    pos: Vec::new(),
-                    chains: Vec::new(),
-                    order: BitMatrix::new(0),
-                    has_sc: false,
-                });
                 continue;
             }
-            let mut ws = Vec::with_capacity(writes[l].len() + 1);
-            ws.push(EventId::init(loc));
-            ws.append(&mut writes[l]);
-            let rs = std::mem::take(&mut reads[l]);
+            let LocMo {
+                writes: ws,
+                reads: rs,
+                chain_of,
+                pos,
+                chain_items,
+                chain_start,
+                order,
+                ..
+            } = lm;
             for (i, &w) in ws.iter().enumerate() {
                 widx[self.dense(w)] = i as u32;
             }
             let nw = ws.len();
             // Chains: a write followed by the RMWs that read from it.
-            let mut next: Vec<Option<usize>> = vec![None; nw];
-            let mut is_rmw = vec![false; nw];
-            let mut stolen: Vec<(usize, usize)> = Vec::new();
+            let Scratch {
+                next,
+                is_rmw,
+                stolen,
+                ..
+            } = &mut *sc;
+            reset(next, nw, usize::MAX);
+            reset(is_rmw, nw, false);
+            stolen.clear();
             for (i, &w) in ws.iter().enumerate().skip(1) {
                 let e = g.event(w);
                 if e.is_rmw() {
@@ -508,36 +675,35 @@ impl<'g> Analysis<'g> {
                         stolen.push((src, i));
                         continue;
                     }
-                    if next[src].is_some() {
+                    if next[src] != usize::MAX {
                         return Err(Inconsistency::Atomicity(loc));
                     }
                     is_rmw[i] = true;
-                    next[src] = Some(i);
+                    next[src] = i;
                 }
             }
-            let mut chain_of = vec![usize::MAX; nw];
-            let mut pos = vec![0; nw];
-            let mut chains: Vec<Vec<usize>> = Vec::new();
+            reset(chain_of, nw, usize::MAX);
+            reset(pos, nw, 0);
             for (i, &rmw) in is_rmw.iter().enumerate() {
                 if rmw {
                     continue;
                 }
-                let c = chains.len();
-                let mut chain = Vec::new();
-                let mut cur = Some(i);
-                while let Some(x) = cur {
-                    chain_of[x] = c;
-                    pos[x] = chain.len();
-                    chain.push(x);
-                    cur = next[x];
+                let c = chain_start.len() - 1;
+                let start = chain_items.len();
+                let mut cur = i;
+                while cur != usize::MAX {
+                    chain_of[cur] = c;
+                    pos[cur] = chain_items.len() - start;
+                    chain_items.push(cur);
+                    cur = next[cur];
                 }
-                chains.push(chain);
+                chain_start.push(chain_items.len());
             }
             if chain_of.contains(&usize::MAX) {
                 return Err(Inconsistency::ThinAir);
             }
-            let nc = chains.len();
-            let mut order = BitMatrix::new(nc);
+            let nc = chain_start.len() - 1;
+            order.reset(nc);
             let mut edge = |a: usize, b: usize| -> Result<(), Inconsistency> {
                 let (ca, cb) = (chain_of[a], chain_of[b]);
                 if ca == cb {
@@ -552,7 +718,7 @@ impl<'g> Analysis<'g> {
             for b in 1..nw {
                 edge(0, b)?;
             }
-            for &(src, i) in &stolen {
+            for &(src, i) in stolen.iter() {
                 edge(src, i)?;
             }
             for a in 1..nw {
@@ -562,7 +728,7 @@ impl<'g> Analysis<'g> {
                     }
                 }
             }
-            for &r in &rs {
+            for &r in rs.iter() {
                 let w = widx[self.dense(g.event(r).rf.unwrap())] as usize;
                 for (a, &wa) in ws.iter().enumerate() {
                     if a == w || wa == r {
@@ -575,7 +741,7 @@ impl<'g> Analysis<'g> {
                         edge(w, a)?; // CoRW
                     }
                 }
-                for &r2 in &rs {
+                for &r2 in rs.iter() {
                     if r2 == r || !self.hb(r, r2) {
                         continue;
                     }
@@ -589,19 +755,7 @@ impl<'g> Analysis<'g> {
             if (0..nc).any(|c| order.get(c, c)) {
                 return Err(Inconsistency::Coherence(loc));
             }
-            locs.push(LocMo {
-                loc,
-                writes: ws,
-                reads: rs,
-                chain_of,
-                pos,
-                chains,
-                order,
-                has_sc: has_sc[l],
-            });
         }
-        self.locs = locs;
-        self.widx = widx;
         Ok(())
     }
 
@@ -636,22 +790,23 @@ impl<'g> Analysis<'g> {
         }
         let len = g.thread_len(t);
         let parent = g.thread(t).parent.filter(|&p| g.contains(p));
-        let mut clock: Vec<u32> = if len > 0 {
-            self.clock(EventId::new(t, len - 1)).to_vec()
-        } else if let Some(p) = parent {
-            self.clock(p).to_vec()
+        // What happens before the new access: everything of its own thread,
+        // what its last event (or its spawn) has, and for an acquire what its
+        // source releases.
+        let prior: Option<&[u32]> = if len > 0 {
+            Some(self.clock(EventId::new(t, len - 1)))
         } else {
-            vec![0; nt]
+            parent.map(|p| self.clock(p))
         };
-        clock[t as usize] = len + 1;
         let src = self.dense(w);
-        if ord.is_atomic() && ord.is_acquire() && self.has_relview[src] {
-            join_slice(&mut clock, &self.relview[src * nt..(src + 1) * nt]);
-        }
-        let before = |x: EventId| x.is_init() || clock[x.thread as usize] > x.index;
+        let acquired: Option<&[u32]> =
+            (ord.is_atomic() && ord.is_acquire() && self.has_relview[src])
+                .then(|| &self.relview[src * nt..(src + 1) * nt]);
+        let has = |v: Option<&[u32]>, x: EventId| v.is_some_and(|v| v[x.thread as usize] > x.index);
+        let before = |x: EventId| x.is_init() || x.thread == t || has(prior, x) || has(acquired, x);
         let lm = &self.locs[loc.0 as usize];
         let wi = self.widx[self.dense(w)] as usize;
-        if writes && *lm.chains[lm.chain_of[wi]].last().unwrap() != wi {
+        if writes && lm.chain_last(lm.chain_of[wi]) != wi {
             return Some(false);
         }
         let mut forced = true;
@@ -689,7 +844,7 @@ impl<'g> Analysis<'g> {
         let lm = &self.locs[loc.0 as usize];
         let wi = self.widx[self.dense(w)] as usize;
         let c = lm.chain_of[wi];
-        *lm.chains[c].last().unwrap() == wi && lm.order.iter_row(c).next().is_none()
+        lm.chain_last(c) == wi && lm.order.iter_row(c).next().is_none()
     }
 
     /// Whether the seq_cst part of the model can be satisfied by some completion of
@@ -711,10 +866,10 @@ impl<'g> Analysis<'g> {
             let lm = &self.locs[loc.0 as usize];
             let wi = lm.write_index(w)?;
             let c = lm.chain_of[wi];
-            if *lm.chains[c].last().unwrap() != wi {
+            if lm.chain_last(c) != wi {
                 return None;
             }
-            for other in 0..lm.chains.len() {
+            for other in 0..lm.num_chains() {
                 if other == c {
                     continue;
                 }
@@ -753,7 +908,7 @@ impl<'g> Analysis<'g> {
             if !self.relevant(l) {
                 continue;
             }
-            let nc = l.chains.len();
+            let nc = l.num_chains();
             for c1 in 0..nc {
                 for c2 in c1 + 1..nc {
                     let o = &orders[li];
@@ -1058,7 +1213,7 @@ impl<'g> Analysis<'g> {
         let l = &self.locs[loc.0 as usize];
         l.sink_chains()
             .into_iter()
-            .map(|c| l.writes[*l.chains[c].last().unwrap()])
+            .map(|c| l.writes[l.chain_last(c)])
             .collect()
     }
 

@@ -358,7 +358,8 @@ pub fn to_dot(
     }
     if let Some(a) = a {
         for lm in &a.locs {
-            for (ci, chain) in lm.chains.iter().enumerate() {
+            for ci in 0..lm.num_chains() {
+                let chain = lm.chain(ci);
                 for pair in chain.windows(2) {
                     s.push_str(&format!(
                         "  {} -> {} [label=mo, color=red];\n",
@@ -372,7 +373,7 @@ pub fn to_dot(
                 for &cj in &succ {
                     let implied = succ.iter().any(|&ck| ck != cj && lm.order.get(ck, cj));
                     let last = lm.writes[*chain.last().unwrap()];
-                    let first = lm.writes[lm.chains[cj][0]];
+                    let first = lm.writes[lm.chain(cj)[0]];
                     if !implied && !last.is_init() {
                         s.push_str(&format!(
                             "  {} -> {} [label=mo, color=red, style=dashed];\n",
