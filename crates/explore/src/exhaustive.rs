@@ -294,29 +294,34 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let model = self.config.model;
         let loc = g.loc_of(w).unwrap();
         let commute = self.commute;
-        let prefix = if commute {
-            g.porf_prefix_commuting(w)
-        } else {
-            g.porf_prefix(w)
-        };
-        let reads: Vec<EventId> = g
-            .events()
-            .filter(|(id, e)| {
-                *id != w
-                    && e.loc() == Some(loc)
-                    && e.is_read()
-                    && e.revisitable
-                    && !prefix.contains(*id)
-                    && !(commute && e.is_refcount())
-            })
-            .map(|(id, _)| id)
-            .collect();
         if !stealing {
             debug_assert!(
                 is_consistent(g, model),
                 "revisits computed on an inconsistent graph"
             );
         }
+        let mut reads: Vec<EventId> = g
+            .events()
+            .filter(|(id, e)| {
+                *id != w
+                    && e.loc() == Some(loc)
+                    && e.is_read()
+                    && e.revisitable
+                    && !(commute && e.is_refcount())
+            })
+            .map(|(id, _)| id)
+            .collect();
+        // Most writes have no read to revisit: the prefix is computed only
+        // for those that do.
+        if reads.is_empty() {
+            return;
+        }
+        let prefix = if commute {
+            g.porf_prefix_commuting(w)
+        } else {
+            g.porf_prefix(w)
+        };
+        reads.retain(|&r| !prefix.contains(r));
         for r in reads {
             let rstamp = g.event(r).stamp;
             let mut keep = View(
@@ -773,18 +778,17 @@ fn may_fail_spuriously(g: &ExecutionGraph, e: EventId, w: EventId) -> bool {
 /// Reference-count updates never take each other's place (their order is not
 /// explored).
 fn steals_from_unsettled_rmw(g: &ExecutionGraph, e: EventId, w: EventId, commute: bool) -> bool {
+    let refcount = commute && g.event(e).is_refcount();
+    let mut rivals = g.events().filter(|&(id, x)| {
+        id != e && x.rf == Some(w) && x.is_rmw() && !(refcount && x.is_refcount()) && x.revisitable
+    });
+    let Some((first, _)) = rivals.next() else {
+        return false;
+    };
     let prefix = if commute {
         g.porf_prefix_commuting(e)
     } else {
         g.porf_prefix(e)
     };
-    let refcount = commute && g.event(e).is_refcount();
-    g.events().any(|(id, x)| {
-        id != e
-            && x.rf == Some(w)
-            && x.is_rmw()
-            && !(refcount && x.is_refcount())
-            && x.revisitable
-            && !prefix.contains(id)
-    })
+    !prefix.contains(first) || rivals.any(|(id, _)| !prefix.contains(id))
 }

@@ -1218,17 +1218,23 @@ impl<'g> Analysis<'g> {
     }
 
     /// Data races: pairs of conflicting accesses from different threads, at least one
-    /// non-atomic, unordered by happens-before.
+    /// non-atomic, unordered by happens-before, in graph order.
     pub fn races(&self) -> Vec<(EventId, EventId)> {
         let mut out = Vec::new();
-        let evs: Vec<(EventId, Loc, bool, bool)> = self
+        // Accesses grouped by location (then in graph order), so that only
+        // those of one location are paired.
+        let mut evs: Vec<(Loc, EventId, bool, bool)> = self
             .g
             .events()
-            .filter_map(|(id, e)| e.loc().map(|l| (id, l, e.is_write(), e.ord().is_atomic())))
+            .filter_map(|(id, e)| e.loc().map(|l| (l, id, e.is_write(), e.ord().is_atomic())))
             .collect();
-        for (i, &(a, la, wa, aa)) in evs.iter().enumerate() {
-            for &(b, lb, wb, ab) in &evs[i + 1..] {
-                if la != lb || a.thread == b.thread || !(wa || wb) || (aa && ab) {
+        evs.sort_by_key(|&(l, ..)| l.0);
+        for (i, &(la, a, wa, aa)) in evs.iter().enumerate() {
+            for &(lb, b, wb, ab) in &evs[i + 1..] {
+                if la != lb {
+                    break;
+                }
+                if a.thread == b.thread || !(wa || wb) || (aa && ab) {
                     continue;
                 }
                 if !self.hb(a, b) && !self.hb(b, a) {
@@ -1236,6 +1242,8 @@ impl<'g> Analysis<'g> {
                 }
             }
         }
+        // In graph order, whatever the locations.
+        out.sort_unstable();
         out
     }
 }
