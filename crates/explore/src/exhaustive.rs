@@ -141,7 +141,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     Action::Spawn { .. } => {
                         let id = g.push(t, action);
                         let child = crate::random::spawn_child(&mut g, id);
-                        g.event_mut(id).action = Action::Spawn { child };
+                        g.update_event(id, |e| e.action = Action::Spawn { child });
                     }
                     _ => {
                         g.push(t, action);
@@ -247,7 +247,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for &sp in spurious {
                 // Try the source in place; copy the graph only to keep it.
                 g.set_rf(id, w);
-                g.event_mut(id).spurious_fail = sp;
+                g.update_event(id, |e| e.spurious_fail = sp);
                 let verdict = quick.get(i).and_then(|q| q[writes_when(g, w, sp) as usize]);
                 debug_assert!(
                     verdict.is_none_or(|v| v == is_consistent(g, model)),
@@ -355,7 +355,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for &sp in spurious {
                 let mut g2 = base.clone();
                 g2.set_rf(r, w);
-                g2.event_mut(r).spurious_fail = sp;
+                g2.update_event(r, |e| e.spurious_fail = sp);
                 if (commute && !relink_refcounts(g, &mut g2))
                     || !repair_dangling_reads(&mut g2, r, model)
                 {
@@ -363,7 +363,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
                 for (id, _) in g.events() {
                     if prefix.contains(id) {
-                        g2.event_mut(id).revisitable = false;
+                        g2.update_event(id, |e| e.revisitable = false);
                     }
                 }
                 if !is_consistent(&g2, model) {
@@ -538,7 +538,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             let settled = g2.porf_prefix_commuting(d);
             for (id, _) in g.events() {
                 if settled.contains(id) && g2.contains(id) {
-                    g2.event_mut(id).revisitable = false;
+                    g2.update_event(id, |e| e.revisitable = false);
                 }
             }
             if !is_consistent(&g2, model) {
@@ -734,7 +734,7 @@ fn canonical_source(
     h.push_event(e.thread, ev.clone());
     cands.into_iter().zip(quick).find_map(|(x, q)| {
         h.set_rf(e, x);
-        h.event_mut(e).spurious_fail = false;
+        h.update_event(e, |x| x.spurious_fail = false);
         let last = if h.event(e).is_write() { e } else { x };
         let full = || Analysis::new(h, model).is_ok_and(|a| a.find_mo(&[(loc, last)]).is_some());
         debug_assert!(

@@ -137,11 +137,12 @@ fn step<D: Driver>(
             let w = writes.swap_remove(rng.below(writes.len()));
             g.set_rf(id, w);
             let weak_match = matches!(action, Action::Cas { weak: true, expected, .. } if expected == g.written_value(w));
-            g.event_mut(id).spurious_fail = weak_match && rng.below(4) == 0;
+            let spurious = weak_match && rng.below(4) == 0;
+            g.update_event(id, |e| e.spurious_fail = spurious);
             if is_consistent(g, config.model) {
                 return Step::Continue;
             }
-            g.event_mut(id).spurious_fail = false;
+            g.update_event(id, |e| e.spurious_fail = false);
         }
         return Step::DeadEnd;
     }
@@ -149,7 +150,7 @@ fn step<D: Driver>(
         Action::Spawn { .. } => {
             let id = g.push(t, action);
             let child = spawn_child(g, id);
-            g.event_mut(id).action = Action::Spawn { child };
+            g.update_event(id, |e| e.action = Action::Spawn { child });
         }
         _ => {
             g.push(t, action);

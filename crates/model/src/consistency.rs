@@ -384,6 +384,7 @@ impl<'g> Analysis<'g> {
         }
     }
 
+    #[inline(never)]
     fn compute_clocks(&mut self) -> Result<(), Inconsistency> {
         let g = self.g;
         let nt = g.num_threads();
@@ -403,6 +404,11 @@ impl<'g> Analysis<'g> {
         reset(&mut sc.has_rel_fence, nt, false);
         sc.rel_write.clear();
         sc.rel_write_clocks.clear();
+        for (_, e) in g.events() {
+            let ord = self.eff_ord(e.ord());
+            self.has_sc_fence |= e.is_fence() && ord.is_sc();
+            self.has_sc_event |= e.loc().is_some() && ord.is_sc();
+        }
         let Scratch {
             clock,
             cursor,
@@ -414,8 +420,62 @@ impl<'g> Analysis<'g> {
             ..
         } = &mut sc;
 
-        let mut progress = true;
+        // The clocks the graph remembers are taken as they are; the loop
+        // below computes the others and remembers them.
+        let mut memo = g.memo.0.borrow_mut();
+        memo.prepare(self.model, nt);
         let mut done = 0usize;
+        for t in 0..nt {
+            let known = memo.known(t).min(g.thread_len(t as u32) as usize);
+            let th = &mut memo.threads[t];
+            th.truncate(known, nt);
+            done += known;
+            cursor[t] = known as u32;
+            if known == 0 {
+                continue;
+            }
+            let base = self.offsets[t];
+            for i in 0..known {
+                let d = base + i;
+                clocks[d * nt..(d + 1) * nt].copy_from_slice(th.clock(i, nt));
+                if th.has_relview(i, nt) {
+                    has_relview[d] = true;
+                    relview[d * nt..(d + 1) * nt].copy_from_slice(th.relview(i, nt));
+                }
+            }
+            let own = t * nt..(t + 1) * nt;
+            acq_pending[own.clone()].copy_from_slice(th.acq_pending(known - 1, nt));
+            if let Some(f) = th.rel_fence(known - 1, nt).checked_sub(1) {
+                let d = base + f as usize;
+                rel_fence[own].copy_from_slice(&clocks[d * nt..(d + 1) * nt]);
+                has_rel_fence[t] = true;
+            }
+            if self.model == Model::Rc11 {
+                // The clock of the thread's last release write to each location.
+                for (i, e) in g.thread_events(t as u32)[..known].iter().enumerate() {
+                    let ord = self.eff_ord(e.ord());
+                    if !(e.is_write() && ord.is_atomic() && ord.is_release()) {
+                        continue;
+                    }
+                    let loc = e.loc().unwrap();
+                    let d = base + i;
+                    let row = &clocks[d * nt..(d + 1) * nt];
+                    match rel_write
+                        .iter()
+                        .find(|&&(u, l, _)| u == t as u32 && l == loc)
+                    {
+                        Some(&(_, _, at)) => rel_write_clocks[at..at + nt].copy_from_slice(row),
+                        None => {
+                            rel_write.push((t as u32, loc, rel_write_clocks.len()));
+                            rel_write_clocks.extend_from_slice(row);
+                        }
+                    }
+                }
+            }
+        }
+        let reused = done > 0;
+
+        let mut progress = true;
         let total = n - self.offsets.first().copied().unwrap_or(n);
         while progress {
             progress = false;
@@ -488,12 +548,6 @@ impl<'g> Analysis<'g> {
                             fence.copy_from_slice(clock);
                             has_rel_fence[t] = true;
                         }
-                        if ord.is_sc() {
-                            self.has_sc_fence = true;
-                        }
-                    }
-                    if e.loc().is_some() && ord.is_sc() {
-                        self.has_sc_event = true;
                     }
                     if e.is_write() && ord.is_atomic() {
                         let loc = e.loc().unwrap();
@@ -549,12 +603,49 @@ impl<'g> Analysis<'g> {
                         }
                     }
                     clocks[d * nt..(d + 1) * nt].copy_from_slice(clock);
+                    let th = &mut memo.threads[t];
+                    debug_assert_eq!(th.len(), id.index as usize);
+                    let last_fence = match e.action {
+                        Action::Fence { .. } if ord.is_release() => id.index + 1,
+                        _ if id.index == 0 => 0,
+                        _ => th.rel_fence(id.index as usize - 1, nt),
+                    };
+                    th.push(
+                        clock,
+                        &relview[d * nt..(d + 1) * nt],
+                        &acq_pending[t * nt..(t + 1) * nt],
+                        has_relview[d],
+                        last_fence,
+                    );
                     cursor[t] += 1;
                     done += 1;
                     progress = true;
                 }
             }
         }
+        drop(memo);
+        #[cfg(debug_assertions)]
+        if reused && done == total {
+            // The remembered clocks must be the ones computed afresh.
+            let fresh_graph = g.without_memo();
+            let fresh = Analysis::happens_before(&fresh_graph, self.model);
+            debug_assert!(
+                !matches!(fresh, Err(Inconsistency::ThinAir)),
+                "remembered clocks hid a po ∪ rf cycle"
+            );
+            if let Ok(fresh) = fresh {
+                debug_assert!(
+                    fresh.clocks == clocks
+                        && fresh.has_relview == has_relview
+                        && (0..n).all(|d| !has_relview[d]
+                            || fresh.relview[d * nt..(d + 1) * nt]
+                                == relview[d * nt..(d + 1) * nt]),
+                    "remembered clocks differ from fresh ones"
+                );
+            }
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = reused;
         self.clocks = clocks;
         self.relview = relview;
         self.has_relview = has_relview;
@@ -582,6 +673,7 @@ impl<'g> Analysis<'g> {
         &self.clocks[d * self.stride..(d + 1) * self.stride]
     }
 
+    #[inline(never)]
     fn compute_mo(
         &mut self,
         loose: Option<EventId>,
@@ -629,6 +721,7 @@ impl<'g> Analysis<'g> {
 
     /// The chains and the forced order between them at each wanted location
     /// (`locs` holds their accesses).
+    #[inline(never)]
     fn constrain_mo(
         &self,
         locs: &mut [LocMo],

@@ -2,6 +2,7 @@
 //! and the order in which the explorer added events.
 
 use crate::event::{Action, Event, EventId, Loc, Value};
+use crate::memo::MemoCell;
 
 /// A downward-closed set of events: for each thread, how many of its first events it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -63,6 +64,24 @@ fn start_work(id: EventId) -> Vec<EventId> {
     work
 }
 
+/// What an event's happens-before clock and release view are computed from
+/// (besides its thread's earlier events and its spawn).
+fn clock_inputs(e: &Event) -> impl PartialEq {
+    let joins = match e.action {
+        Action::Join { child } => Some(child),
+        _ => None,
+    };
+    (
+        e.rf,
+        e.is_read(),
+        e.is_write(),
+        e.is_fence(),
+        e.loc(),
+        e.ord(),
+        joins,
+    )
+}
+
 /// An execution graph (events, program order, reads-from); modification order is
 /// not stored: it is kept as constraints derived by the consistency check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,6 +89,8 @@ pub struct ExecutionGraph {
     threads: Vec<ThreadEvents>,
     init: Vec<Value>,
     next_stamp: u32,
+    /// Happens-before clocks of events analysed before (see `memo.rs`).
+    pub(crate) memo: MemoCell,
 }
 
 impl ExecutionGraph {
@@ -85,6 +106,7 @@ impl ExecutionGraph {
                 .collect(),
             init,
             next_stamp: 0,
+            memo: MemoCell::default(),
         }
     }
 
@@ -118,6 +140,9 @@ impl ExecutionGraph {
     }
     /// Sets the spawn event that starts thread `t`.
     pub fn set_parent(&mut self, t: u32, parent: Option<EventId>) {
+        if self.threads[t as usize].parent != parent {
+            self.forget_clocks_from(EventId::new(t, 0));
+        }
         self.threads[t as usize].parent = parent;
     }
     pub fn thread(&self, t: u32) -> &ThreadEvents {
@@ -161,8 +186,65 @@ impl ExecutionGraph {
     pub fn event(&self, id: EventId) -> &Event {
         &self.threads[id.thread as usize].events[id.index as usize]
     }
+    /// The event `id`, to change as the caller likes: its remembered clock,
+    /// and those of everything after it, are forgotten. [`Self::update_event`]
+    /// forgets them only if the change can affect them.
     pub fn event_mut(&mut self, id: EventId) -> &mut Event {
+        self.forget_clocks_from(id);
         &mut self.threads[id.thread as usize].events[id.index as usize]
+    }
+    /// Changes event `id` with `f`. The remembered clocks are kept unless the
+    /// change touches what clocks depend on (the source, the kind, location
+    /// and order, whether it writes, the thread it joins).
+    pub fn update_event(&mut self, id: EventId, f: impl FnOnce(&mut Event)) {
+        let e = &mut self.threads[id.thread as usize].events[id.index as usize];
+        let before = clock_inputs(e);
+        f(e);
+        if clock_inputs(e) != before {
+            self.forget_clocks_from(id);
+        }
+    }
+    /// Forgets the remembered clocks of `id` and of every event after it in
+    /// po ∪ rf (with spawn and join): the ones that could depend on it.
+    fn forget_clocks_from(&mut self, id: EventId) {
+        let memo = self.memo.0.get_mut();
+        let t = id.thread as usize;
+        if id.is_init() || memo.known(t) <= id.index as usize {
+            return;
+        }
+        let threads = &self.threads;
+        let mut cut: Vec<usize> = (0..threads.len())
+            .map(|u| memo.known(u).min(threads[u].events.len()))
+            .collect();
+        cut[t] = id.index as usize;
+        let lost = |x: EventId, cut: &[usize]| {
+            !x.is_init() && x.index as usize >= cut.get(x.thread as usize).copied().unwrap_or(0)
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for u in 0..threads.len() {
+                for j in 0..cut[u] {
+                    let e = &threads[u].events[j];
+                    let joined_lost = |child: u32| {
+                        let n = threads[child as usize].events.len() as u32;
+                        n > 0 && lost(EventId::new(child, n - 1), &cut)
+                    };
+                    let depends = (j == 0 && threads[u].parent.is_some_and(|p| lost(p, &cut)))
+                        || e.rf.is_some_and(|w| lost(w, &cut))
+                        || matches!(e.action, Action::Join { child } if joined_lost(child));
+                    if depends {
+                        cut[u] = j;
+                        changed = true;
+                        break;
+                    }
+                }
+            }
+        }
+        let stride = memo.stride;
+        for (th, &n) in memo.threads.iter_mut().zip(&cut) {
+            th.truncate(n, stride);
+        }
     }
     /// All events, thread by thread in program order.
     pub fn events(&self) -> impl Iterator<Item = (EventId, &Event)> {
@@ -195,6 +277,9 @@ impl ExecutionGraph {
 
     /// Removes the events of thread `t` from position `len` on.
     pub fn truncate_thread(&mut self, t: u32, len: u32) {
+        if len < self.thread_len(t) {
+            self.forget_clocks_from(EventId::new(t, len));
+        }
         self.threads[t as usize].events.truncate(len as usize);
     }
 
@@ -229,9 +314,10 @@ impl ExecutionGraph {
     /// Makes read `r` read from write `w`, updating the cached value.
     pub fn set_rf(&mut self, r: EventId, w: EventId) {
         let val = self.written_value(w);
-        let e = self.event_mut(r);
-        e.rf = Some(w);
-        e.read_val = val;
+        self.update_event(r, |e| {
+            e.rf = Some(w);
+            e.read_val = val;
+        });
     }
 
     /// Every write to `loc`, the initialisation write first.
@@ -358,10 +444,17 @@ impl ExecutionGraph {
     /// The graph restricted to the events of `keep` (stamps and flags unchanged).
     pub fn restrict(&self, keep: &View) -> ExecutionGraph {
         let mut g = self.clone();
-        for (t, th) in g.threads.iter_mut().enumerate() {
-            let n = keep.0.get(t).copied().unwrap_or(0) as usize;
-            th.events.truncate(n);
+        for t in 0..g.threads.len() as u32 {
+            let n = keep.0.get(t as usize).copied().unwrap_or(0);
+            g.truncate_thread(t, n);
         }
+        g
+    }
+
+    /// The same graph with no remembered clocks (to check them).
+    pub(crate) fn without_memo(&self) -> ExecutionGraph {
+        let mut g = self.clone();
+        g.memo = MemoCell::default();
         g
     }
 

@@ -10,6 +10,7 @@ pub mod consistency;
 pub mod event;
 pub mod graph;
 pub mod live;
+mod memo;
 
 pub use consistency::{check, is_consistent, Analysis, Inconsistency, Model};
 pub use event::{

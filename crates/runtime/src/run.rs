@@ -481,7 +481,7 @@ fn replay(
                     return Err(diverged());
                 }
                 g.set_rf(id, w);
-                g.event_mut(id).spurious_fail = step.spurious;
+                g.update_event(id, |e| e.spurious_fail = step.spurious);
             }
             (a, None, None) if !a.reads() && !matches!(a, Action::Spawn { .. }) => {
                 g.push(t, a);

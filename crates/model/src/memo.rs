@@ -1,0 +1,278 @@
+//! Happens-before clocks remembered with a graph.
+//!
+//! The explorer analyses a graph, adds an event, and analyses it again: the
+//! clocks of the events already there do not change (an event's clock
+//! depends only on the events before it in po ∪ rf), so [`Analysis`]
+//! computes only those of new events and keeps them here. The graph forgets
+//! the clocks of an event, and of everything after it in po ∪ rf, when
+//! something they depend on changes (see `ExecutionGraph::update_event`).
+//! What is remembered is always closed under po ∪ rf (and spawn and join):
+//! an event that is not remembered has no remembered successor.
+//!
+//! [`Analysis`]: crate::Analysis
+
+use crate::consistency::Model;
+use std::cell::RefCell;
+use std::fmt;
+
+/// The clocks of the first `len()` events of one thread, one record per
+/// event in one vector (a graph is cloned at every branch: one allocation
+/// per thread). A record, with `stride` = the number of threads, holds the
+/// event's happens-before clock, the view it releases, the release views of
+/// the thread's relaxed reads up to it (what a later acquire fence takes),
+/// whether it releases anything, and 1 + the index of the thread's last
+/// release fence up to it (0: none).
+#[derive(Default)]
+pub(crate) struct ThreadClocks {
+    records: Vec<u32>,
+    len: usize,
+}
+
+/// Records a cloned thread has room for without reallocating (the copy of
+/// a graph goes on growing, like its events).
+const CLONE_HEADROOM: usize = 8;
+
+impl Clone for ThreadClocks {
+    fn clone(&self) -> Self {
+        let per = self.records.len().checked_div(self.len).unwrap_or(0);
+        let mut records = Vec::with_capacity(self.records.len() + CLONE_HEADROOM * per);
+        records.extend_from_slice(&self.records);
+        ThreadClocks {
+            records,
+            len: self.len,
+        }
+    }
+}
+
+/// The size of one record.
+fn record(stride: usize) -> usize {
+    3 * stride + 2
+}
+
+impl ThreadClocks {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn truncate(&mut self, n: usize, stride: usize) {
+        if n < self.len {
+            self.len = n;
+            self.records.truncate(n * record(stride));
+        }
+    }
+    fn at(&self, i: usize, stride: usize) -> &[u32] {
+        let r = record(stride);
+        &self.records[i * r..(i + 1) * r]
+    }
+    pub fn clock(&self, i: usize, stride: usize) -> &[u32] {
+        &self.at(i, stride)[..stride]
+    }
+    pub fn relview(&self, i: usize, stride: usize) -> &[u32] {
+        &self.at(i, stride)[stride..2 * stride]
+    }
+    pub fn acq_pending(&self, i: usize, stride: usize) -> &[u32] {
+        &self.at(i, stride)[2 * stride..3 * stride]
+    }
+    pub fn has_relview(&self, i: usize, stride: usize) -> bool {
+        self.at(i, stride)[3 * stride] != 0
+    }
+    pub fn rel_fence(&self, i: usize, stride: usize) -> u32 {
+        self.at(i, stride)[3 * stride + 1]
+    }
+    /// Appends the record of the next event.
+    pub fn push(
+        &mut self,
+        clock: &[u32],
+        relview: &[u32],
+        acq_pending: &[u32],
+        has_relview: bool,
+        rel_fence: u32,
+    ) {
+        self.records.extend_from_slice(clock);
+        self.records.extend_from_slice(relview);
+        self.records.extend_from_slice(acq_pending);
+        self.records.push(has_relview as u32);
+        self.records.push(rel_fence);
+        self.len += 1;
+    }
+    /// Widens every record from `old` to `new` threads (the new threads'
+    /// entries are 0: nothing of theirs came before).
+    fn restride(&mut self, old: usize, new: usize) {
+        let mut wide = Vec::with_capacity(self.len * record(new));
+        for i in 0..self.len {
+            let r = self.at(i, old);
+            for part in 0..3 {
+                wide.extend_from_slice(&r[part * old..(part + 1) * old]);
+                wide.resize(wide.len() + new - old, 0);
+            }
+            wide.extend_from_slice(&r[3 * old..]);
+        }
+        self.records = wide;
+    }
+}
+
+/// The remembered clocks of a graph, valid for one model.
+#[derive(Clone, Default)]
+pub(crate) struct ClockMemo {
+    pub model: Option<Model>,
+    /// Entries per clock (the number of threads when they were computed).
+    pub stride: usize,
+    pub threads: Vec<ThreadClocks>,
+}
+
+impl ClockMemo {
+    /// Makes it hold clocks for `model` with `nt` threads: forgets
+    /// everything when the model differs, widens the clocks to new threads.
+    pub fn prepare(&mut self, model: Model, nt: usize) {
+        if self.model != Some(model) || self.stride > nt || self.threads.len() > nt {
+            self.model = Some(model);
+            self.stride = nt;
+            self.threads.clear();
+        }
+        if self.stride < nt {
+            for th in &mut self.threads {
+                th.restride(self.stride, nt);
+            }
+            self.stride = nt;
+        }
+        self.threads.resize_with(nt, ThreadClocks::default);
+    }
+    /// How many of thread `t`'s first events have clocks.
+    pub fn known(&self, t: usize) -> usize {
+        self.threads.get(t).map_or(0, |th| th.len())
+    }
+}
+
+/// The memo as a field of [`crate::ExecutionGraph`]: shared-access analyses
+/// fill it, and it takes no part in comparing graphs.
+#[derive(Clone, Default)]
+pub(crate) struct MemoCell(pub RefCell<ClockMemo>);
+
+impl PartialEq for MemoCell {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for MemoCell {}
+
+impl fmt::Debug for MemoCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ClockMemo")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Action, Analysis, EventId, ExecutionGraph, Loc, MemOrder, Model};
+
+    const X: Loc = Loc(0);
+    const Y: Loc = Loc(1);
+
+    /// Message passing: thread 0 writes x then releases y; thread 1
+    /// acquires y then reads x, both from the initial writes.
+    fn message_passing() -> ExecutionGraph {
+        let mut g = ExecutionGraph::new(vec![0, 0], 2);
+        g.push(
+            0,
+            Action::Store {
+                loc: X,
+                ord: MemOrder::Relaxed,
+                val: 1,
+            },
+        );
+        g.push(
+            0,
+            Action::Store {
+                loc: Y,
+                ord: MemOrder::Release,
+                val: 1,
+            },
+        );
+        for (loc, ord) in [(Y, MemOrder::Acquire), (X, MemOrder::Relaxed)] {
+            let r = g.push(1, Action::Load { loc, ord });
+            g.set_rf(r, EventId::init(loc));
+        }
+        g
+    }
+
+    fn known(g: &ExecutionGraph) -> Vec<usize> {
+        let memo = g.memo.0.borrow();
+        (0..g.num_threads()).map(|t| memo.known(t)).collect()
+    }
+
+    /// The clocks an analysis reports, event by event.
+    fn clocks(g: &ExecutionGraph) -> Vec<Vec<u32>> {
+        let a = Analysis::happens_before(g, Model::Cpp20).unwrap();
+        g.events().map(|(id, _)| a.clock(id).to_vec()).collect()
+    }
+
+    /// An analysis remembers every clock; a change that clocks do not
+    /// depend on keeps them, and the next analysis reuses them.
+    #[test]
+    fn clocks_are_remembered_and_reused() {
+        let mut g = message_passing();
+        assert_eq!(known(&g), vec![0, 0]);
+        let first = clocks(&g);
+        assert_eq!(known(&g), vec![2, 2]);
+        g.update_event(EventId::new(1, 0), |e| e.revisitable = false);
+        assert_eq!(known(&g), vec![2, 2]);
+        assert_eq!(clocks(&g), first);
+        assert_eq!(clocks(&g), clocks(&g.without_memo()));
+    }
+
+    /// A new source forgets the reader's clock and what comes after it, and
+    /// the next analysis gives the clocks a fresh one does.
+    #[test]
+    fn a_new_source_forgets_what_depends_on_it() {
+        let mut g = message_passing();
+        let before = clocks(&g);
+        g.set_rf(EventId::new(1, 0), EventId::new(0, 1));
+        assert_eq!(known(&g), vec![2, 0]);
+        let after = clocks(&g);
+        assert_eq!(after, clocks(&g.without_memo()));
+        // The read of x now happens after both writes of thread 0.
+        assert_eq!(before[3], vec![0, 2]);
+        assert_eq!(after[3], vec![2, 2]);
+        // Reading from thread 1 makes thread 0's later events depend on it.
+        g.set_rf(EventId::new(1, 0), EventId::init(Y));
+        let r = g.push(
+            0,
+            Action::Load {
+                loc: X,
+                ord: MemOrder::Acquire,
+            },
+        );
+        g.set_rf(r, EventId::init(X));
+        clocks(&g);
+        assert_eq!(known(&g), vec![3, 2]);
+        g.truncate_thread(1, 1);
+        assert_eq!(known(&g), vec![3, 1]);
+        let w = g.push(
+            1,
+            Action::Store {
+                loc: X,
+                ord: MemOrder::Release,
+                val: 2,
+            },
+        );
+        clocks(&g);
+        g.set_rf(r, w);
+        assert_eq!(known(&g), vec![2, 2]);
+        assert_eq!(clocks(&g), clocks(&g.without_memo()));
+        g.truncate_thread(1, 0);
+        assert_eq!(known(&g), vec![2, 0]);
+    }
+
+    /// A restricted graph keeps the clocks of the events it keeps, and
+    /// forgets those that read from removed events.
+    #[test]
+    fn restricting_keeps_what_is_kept() {
+        let mut g = message_passing();
+        g.set_rf(EventId::new(1, 0), EventId::new(0, 1));
+        clocks(&g);
+        let h = g.restrict(&crate::View(vec![1, 2]));
+        assert_eq!(known(&h), vec![1, 0]);
+        let h = g.restrict(&crate::View(vec![2, 1]));
+        assert_eq!(known(&h), vec![2, 1]);
+        assert_eq!(clocks(&h), clocks(&h.without_memo()));
+    }
+}
