@@ -452,6 +452,7 @@ impl ExecutionGraph {
     }
 
     /// The same graph with no remembered clocks (to check them).
+    #[cfg(any(test, debug_assertions))]
     pub(crate) fn without_memo(&self) -> ExecutionGraph {
         let mut g = self.clone();
         g.memo = MemoCell::default();
