@@ -754,14 +754,18 @@ pub(crate) fn run_live(
             break;
         }
         let steps_now = expected_steps;
-        let it = run_iteration(
-            &main,
-            cfg,
-            &shared,
-            &mut stacks,
-            (s, pct_depth, steps_now, park_loads),
-            RECENT,
-        );
+        // This seed's execution, keeping the last `keep` operations.
+        let mut run_seed = |keep| {
+            run_iteration(
+                &main,
+                cfg,
+                &shared,
+                &mut stacks,
+                (s, pct_depth, steps_now, park_loads),
+                keep,
+            )
+        };
+        let it = run_seed(RECENT);
         let (end, recent, it_ops, it_recorded) = (it.end, it.trace, it.ops, it.recorded);
         ops += it.ops;
         expected_steps = expected_steps.max(it.ops);
@@ -831,14 +835,7 @@ pub(crate) fn run_live(
             }
             // A new bug: run its execution again from its seed, keeping
             // every operation (up to FULL_TRACE) for the report.
-            let full = run_iteration(
-                &main,
-                cfg,
-                &shared,
-                &mut stacks,
-                (s, pct_depth, steps_now, park_loads),
-                FULL_TRACE,
-            );
+            let full = run_seed(FULL_TRACE);
             let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
                 || !matches!(full.end, End::Failed(_)) && full.ops == it_ops;
             let (lines, total) = if same {
