@@ -137,6 +137,10 @@ pub const BENCHMARKS: &[Benchmark] = &[
       "none: reader-writer lock guarding a pair of atomics"),
     b("rwlock-relaxed-write", "C11Tester §8.1", Verdict::Assertion, true,
       "injected: write_lock is relaxed; two writers' stores are unordered and a reader sees a torn pair"),
+    b("seqlock-c11tester", "C11Tester §8.1", Verdict::Assertion, true,
+      "injected, C11Tester's driver (two writers and a reader thread, acquire data loads, relaxed recheck): the writers' counter load and CAS are relaxed; a reader accepts a torn pair"),
+    b("rwlock-c11tester", "C11Tester §8.1", Verdict::Assertion, true,
+      "injected, C11Tester's driver (three threads, each read-write-read-write): write_lock is relaxed; a reader sees a torn pair"),
 ];
 
 /// The benchmark of that name.

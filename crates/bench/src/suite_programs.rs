@@ -36,6 +36,8 @@ pub fn program(name: &str) -> Option<fn()> {
         "seqlock-relaxed-inc" => seqlock_relaxed_inc,
         "rwlock" => rwlock,
         "rwlock-relaxed-write" => rwlock_relaxed_write,
+        "seqlock-c11tester" => seqlock_c11tester,
+        "rwlock-c11tester" => rwlock_c11tester,
         _ => return None,
     })
 }
@@ -1184,4 +1186,109 @@ pub fn seqlock() {
 /// data stores are unordered and the reader accepts a torn pair.
 pub fn seqlock_relaxed_inc() {
     seqlock_with(Relaxed)
+}
+
+// ---------------------------------------------------------------
+// C11Tester's own drivers for its two injected bugs (§8.1), as in its
+// benchmark repository (`tsan11-missingbug/seqlock-test.cc` and
+// `rwlock-test.cc`). Where the C++ spins with `continue`, the port
+// yields, so that exhaustive exploration terminates; the random engine
+// treats a yield as one more scheduling point.
+
+/// Bug (C11Tester's injected one): writers read the counter and take it
+/// with relaxed orders, so two writers' data stores are unordered; a
+/// reader (acquire loads of the data, a relaxed recheck) accepts a torn
+/// pair. Three threads: writers of (3, 3) and (2, 2), and a reader.
+pub fn seqlock_c11tester() {
+    struct Seq {
+        seq: AtomicI32,
+        d1: AtomicI32,
+        d2: AtomicI32,
+    }
+    let l = Arc::new(Seq {
+        seq: AtomicI32::new(0),
+        d1: AtomicI32::new(0),
+        d2: AtomicI32::new(0),
+    });
+    let writer = |l: Arc<Seq>, v: i32| {
+        move || {
+            loop {
+                let old = l.seq.load(Relaxed); // should be acquire
+                if old % 2 == 1 {
+                    thread::yield_now();
+                    continue;
+                }
+                if l.seq
+                    .compare_exchange(old, old + 1, Relaxed, Relaxed)
+                    .is_ok()
+                {
+                    break;
+                }
+            }
+            l.d1.store(v, Release);
+            l.d2.store(v, Release);
+            l.seq.fetch_add(1, Release);
+        }
+    };
+    let reader = {
+        let l = l.clone();
+        move || loop {
+            let old = l.seq.load(Acquire);
+            if old % 2 == 1 {
+                thread::yield_now();
+                continue;
+            }
+            let r1 = l.d1.load(Acquire);
+            let r2 = l.d2.load(Acquire);
+            if l.seq.load(Relaxed) == old {
+                assert_eq!(r1, r2, "the reader saw a torn pair");
+                return;
+            }
+            thread::yield_now();
+        }
+    };
+    let hs = [
+        spawn(writer(l.clone(), 3)),
+        spawn(writer(l.clone(), 2)),
+        spawn(reader),
+    ];
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// Bug (C11Tester's injected one): `write_lock`'s acquisitions are
+/// relaxed. Three identical threads each read the pair under the read
+/// lock, write it under the write lock, and do both again; a reader that
+/// follows a writer without synchronizing sees a torn pair.
+pub fn rwlock_c11tester() {
+    let l = Arc::new((
+        RwSpin::new(Acquire, Relaxed, Relaxed),
+        AtomicI32::new(0),
+        AtomicI32::new(0),
+    ));
+    let hs: Vec<_> = (0..3)
+        .map(|_| {
+            let l = l.clone();
+            spawn(move || {
+                for i in 0..4 {
+                    if i % 2 == 0 {
+                        l.0.read_lock();
+                        let d1 = l.1.load(Relaxed);
+                        let d2 = l.2.load(Relaxed);
+                        assert_eq!(d1, d2, "a reader saw a torn pair");
+                        l.0.read_unlock();
+                    } else {
+                        l.0.write_lock();
+                        l.1.store(i, Relaxed);
+                        l.2.store(i, Relaxed);
+                        l.0.write_unlock();
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
 }

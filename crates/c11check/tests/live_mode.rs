@@ -305,3 +305,93 @@ fn live_parked_loads_meet_late_stores() {
         .explore(late_store);
     assert!(plain.is_ok(), "without parking: {}", plain.unwrap_err());
 }
+
+/// A panic a `join` takes and handles is the program's business, not a
+/// failure, in random mode as in exhaustive mode.
+#[test]
+fn live_joined_panic_is_not_a_failure() {
+    let r = Builder::new().random(200).seed(3).live().explore(|| {
+        let t = thread::spawn(|| panic!("boom"));
+        assert!(t.join().is_err());
+    });
+    assert!(r.is_ok(), "{}", r.unwrap_err());
+}
+
+/// A thread's failed assertion that reaches the main thread through
+/// `join().unwrap()` is reported as that thread's, where the bug is, with
+/// the main thread's panic after it; in both engines.
+#[test]
+fn a_passed_on_panic_names_the_thread_that_panicked() {
+    fn program() {
+        let t = thread::spawn(|| assert_eq!(1 + 1, 3, "the real bug"));
+        t.join().unwrap();
+    }
+    for b in [Builder::new(), Builder::new().random(20).seed(1).live()] {
+        let rep = b.explore(program).expect_err("the assertion fails");
+        let m = &rep.failure.message;
+        assert!(m.starts_with("thread 1 panicked at "), "{m}");
+        assert!(m.lines().any(|l| l.contains("the real bug")), "{m}");
+        assert!(
+            m.contains("passed on through `join`: the model's main thread panicked"),
+            "{m}"
+        );
+        assert_eq!(rep.failure.threads, vec![1, 0]);
+    }
+}
+
+/// A wait loop that can only read what it read (nobody will store what it
+/// waits for) is reported as soon as every thread is in such a loop or
+/// waits for one, not at the step bound.
+#[test]
+fn live_endless_spin_is_reported_at_once() {
+    let rep = Builder::new()
+        .random(20)
+        .seed(2)
+        .live()
+        .explore(|| {
+            let flag = Arc::new(AtomicUsize::new(0));
+            let f2 = flag.clone();
+            let t = thread::spawn(move || {
+                while f2.load(Ordering::Acquire) != 5 {
+                    thread::yield_now();
+                }
+            });
+            flag.store(1, Ordering::Relaxed);
+            flag.store(2, Ordering::Relaxed);
+            t.join().unwrap();
+        })
+        .expect_err("nobody stores 5");
+    assert_eq!(rep.failure.kind, FailureKind::Livelock, "{rep}");
+    assert!(rep.failure.message.contains("spins forever"), "{rep}");
+    assert_eq!(rep.hits.map(|h| h.0), Some(20));
+    assert!(
+        rep.trace.len() < 60,
+        "{} operations: {rep}",
+        rep.trace.len()
+    );
+}
+
+/// No false alarm: a spinner whose flag comes only after another thread's
+/// long run of loads (no store among them) and stores to other locations.
+#[test]
+fn live_spin_until_a_late_store_is_not_a_livelock() {
+    let r = Builder::new().random(300).seed(4).live().explore(|| {
+        let flag = Arc::new(AtomicUsize::new(0));
+        let other = Arc::new(AtomicUsize::new(0));
+        let f2 = flag.clone();
+        let t = thread::spawn(move || {
+            while f2.load(Ordering::Acquire) == 0 {
+                thread::yield_now();
+            }
+        });
+        for _ in 0..100 {
+            other.load(Ordering::Relaxed);
+        }
+        for i in 0..20 {
+            other.store(i, Ordering::Relaxed);
+        }
+        flag.store(1, Ordering::Release);
+        t.join().unwrap();
+    });
+    assert!(r.is_ok(), "{}", r.unwrap_err());
+}

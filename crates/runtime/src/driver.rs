@@ -431,15 +431,10 @@ impl ExecutionState {
             .and_then(|v| v.get(id.index as usize))
             .copied()
     }
-    /// Panics nobody handled: the model's own thread's, or a thread's whose
-    /// panic no `join` took. (thread, message, where)
-    pub fn unhandled_panics(&self) -> Vec<(u32, String, Option<String>)> {
-        let s = self.0.borrow();
-        s.panics
-            .iter()
-            .filter(|(t, _, _)| *t == 0 || !s.joined_panics.contains(t))
-            .cloned()
-            .collect()
+    /// The panic this execution fails with, if any (see
+    /// `Shared::panic_failure`): threads involved, message.
+    pub fn panic_failure(&self) -> Option<(Vec<u32>, String)> {
+        self.0.borrow().panic_failure()
     }
     /// What thread `t` waits for in a facade wait loop, if it is in one.
     pub fn waiting_on(&self, t: u32) -> Option<&'static str> {

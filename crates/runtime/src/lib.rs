@@ -154,6 +154,43 @@ impl Shared {
         self.stamps.clear();
         self.creations.clear();
     }
+    /// The panic an execution fails with, if any (threads, message): the
+    /// first one no `join` took; the model's main thread's always counts.
+    /// When that panic only passes on a joined thread's (`join().unwrap()`
+    /// of its `Err`, whose payload prints as `Any { .. }`), the joined
+    /// thread's panic leads the message, since that is where the bug is.
+    pub(crate) fn panic_failure(&self) -> Option<(Vec<u32>, String)> {
+        let describe = |(t, msg, place): &(u32, String, Option<String>)| {
+            let who = if *t == 0 {
+                "the model's main thread".to_string()
+            } else {
+                format!("thread {t}")
+            };
+            let at = place
+                .as_ref()
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default();
+            format!("{who} panicked{at}: {msg}")
+        };
+        let joined = |t: u32| self.joined_panics.contains(&t);
+        let p = self.panics.iter().find(|(t, ..)| *t == 0 || !joined(*t))?;
+        let cause = if p.1.contains("Any { .. }") {
+            self.panics.iter().find(|(t, ..)| *t != p.0 && joined(*t))
+        } else {
+            None
+        };
+        Some(match cause {
+            Some(c) => (
+                vec![c.0, p.0],
+                format!(
+                    "{}\n  (passed on through `join`: {})",
+                    describe(c),
+                    describe(p)
+                ),
+            ),
+            None => (vec![p.0], describe(p)),
+        })
+    }
     pub(crate) fn set_stamp(&mut self, t: u32, stamp: u64) {
         let t = t as usize;
         if self.stamps.len() <= t {

@@ -119,6 +119,15 @@ struct Thread {
     /// A hash of the values its loads and read-modify-writes returned, in
     /// order: two executions differ in behaviour if some thread's differs.
     reads_hash: u64,
+    /// Whether its current wait-loop turn (since its last `yield_now`) did
+    /// only fences and loads that had a single store to read.
+    turn_clean: bool,
+    /// `Execution::progress` when that turn began.
+    turn_start: u64,
+    /// Set when a clean turn ended with no progress since it began: the
+    /// progress count then. While the count stays there, every later turn
+    /// reads the same and does the same (the contract of `yield_now`).
+    stuck_at: Option<u64>,
 }
 
 /// One live execution.
@@ -147,6 +156,9 @@ struct Execution<'a> {
     creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
     /// Whether loads park (see [`Execution::consider_parking`]).
     park_loads: bool,
+    /// Events another thread could notice: stores and successful
+    /// read-modify-writes, spawns, finished threads.
+    progress: u64,
 }
 
 /// The scheduler's view of one location.
@@ -223,8 +235,13 @@ impl<'a> Execution<'a> {
                 parked: None,
                 park_considered: false,
                 reads_hash: 0,
+                turn_clean: true,
+                turn_start: 0,
+                stuck_at: None,
             });
         }
+        self.progress += 1;
+        self.threads[t].turn_start = self.progress;
         self.threads[t].fiber = Some(fiber);
         self.resume(t, Outcome::default());
     }
@@ -387,28 +404,12 @@ impl<'a> Execution<'a> {
             .then_some(t);
             self.threads[t].steps += 1;
             if self.threads[t].steps > self.cfg.runtime.max_steps {
-                let waiting = self.shared.borrow().waits.get(t).copied().flatten();
-                if waiting == Some(crate::TIMED_WAIT) {
-                    // The timeout is the way out (explored by other seeds).
-                    return End::Blocked;
-                }
                 let bound = self.cfg.runtime.max_steps;
-                let (kind, message) = match waiting {
-                    Some(what) => (
-                        FailureKind::Deadlock,
-                        format!("deadlock: thread {t} waits for {what} that did not come in {bound} steps (the step bound): a lost wake-up"),
-                    ),
-                    None => (
-                        FailureKind::Livelock,
-                        format!("thread {t} performed {bound} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)"),
-                    ),
-                };
-                return End::Failed(Failure {
-                    kind,
-                    message,
-                    threads: vec![t as u32],
-                    events: vec![],
-                });
+                return self.endless_wait(
+                    t,
+                    &format!("in {bound} steps (the step bound)"),
+                    &format!("performed {bound} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)"),
+                );
             }
             self.ops += 1;
             let pending = self.threads[t]
@@ -419,11 +420,22 @@ impl<'a> Execution<'a> {
             match pending {
                 Pending::Spin => {
                     spinning[t] = true;
+                    let th = &mut self.threads[t];
+                    th.stuck_at =
+                        (th.turn_clean && th.turn_start == self.progress).then_some(self.progress);
+                    th.turn_clean = true;
+                    th.turn_start = self.progress;
+                    let stuck = th.stuck_at.is_some();
                     if let Some(p) = &mut self.pct {
                         // A waiting thread must not keep the top priority.
                         p.priorities[t] = 0;
                     }
                     self.resume(t, Outcome::default());
+                    if stuck {
+                        if let Some(end) = self.spinning_forever() {
+                            return end;
+                        }
+                    }
                 }
                 Pending::Spawn(body) => {
                     let child = self.mem.add_thread(Some(tid));
@@ -448,10 +460,61 @@ impl<'a> Execution<'a> {
             if let Some(Pending::Finished) = self.threads[t].pending {
                 if self.threads[t].fiber.is_none() && self.threads[t].steps > 0 {
                     self.mem.finish(tid);
+                    self.progress += 1;
                     self.threads[t].steps = 0;
                 }
             }
         }
+    }
+
+    /// How an execution ends when thread `t` waits forever: a timed wait
+    /// times out (other seeds explore that), a wait for a notification is a
+    /// lost wake-up, a plain wait loop a livelock. `when` and `livelock`
+    /// say how we know.
+    fn endless_wait(&self, t: usize, when: &str, livelock: &str) -> End {
+        let waiting = self.shared.borrow().waits.get(t).copied().flatten();
+        if waiting == Some(crate::TIMED_WAIT) {
+            return End::Blocked;
+        }
+        let (kind, message) = match waiting {
+            Some(what) => (
+                FailureKind::Deadlock,
+                format!("deadlock: thread {t} waits for {what} that did not come {when}: a lost wake-up"),
+            ),
+            None => (FailureKind::Livelock, format!("thread {t} {livelock}")),
+        };
+        End::Failed(Failure {
+            kind,
+            message,
+            threads: vec![t as u32],
+            events: vec![],
+        })
+    }
+
+    /// Whether the execution can no longer change: every unfinished thread
+    /// either turns in a wait loop that reads only what it read last turn,
+    /// with no progress since, or waits (a join, a lock) for one of them.
+    /// Ends it then, as the step bound would have, without the wait.
+    fn spinning_forever(&self) -> Option<End> {
+        let mut first = None;
+        for (u, th) in self.threads.iter().enumerate() {
+            match th.pending {
+                Some(Pending::Finished) | None => continue,
+                Some(Pending::Dead) => return None,
+                _ => {}
+            }
+            if th.stuck_at == Some(self.progress) {
+                first.get_or_insert(u);
+            } else if th.parked.is_some() || self.runnable(u) {
+                return None;
+            }
+        }
+        let t = first?;
+        Some(self.endless_wait(
+            t,
+            "and no thread can send it",
+            "spins forever: its wait loop reads only values no thread will change (every other thread has finished, waits, or spins too)",
+        ))
     }
 
     fn loc_sched(&self, loc: c11check_model::Loc) -> LocSched {
@@ -505,6 +568,9 @@ impl<'a> Execution<'a> {
     /// comes back as a failure.
     fn perform(&mut self, t: usize, action: Action, site: Site) -> Option<Failure> {
         let tid = t as u32;
+        if !matches!(action, Action::Load { .. } | Action::Fence { .. }) {
+            self.threads[t].turn_clean = false;
+        }
         let outcome = match action {
             Action::Load { loc, .. }
             | Action::Store { loc, .. }
@@ -532,11 +598,21 @@ impl<'a> Execution<'a> {
                 }
                 let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
-                let mut choose = |n: usize| rng.below(n);
+                let mut most = 0;
+                let mut choose = |n: usize| {
+                    most = most.max(n);
+                    rng.below(n)
+                };
                 let p = self
                     .mem
                     .perform(tid, action, spurious, &mut choose)
                     .expect("a memory action");
+                if most > 1 {
+                    self.threads[t].turn_clean = false;
+                }
+                if p.written.is_some() {
+                    self.progress += 1;
+                }
                 if let Some(other) = p.race {
                     return Some(race_failure(
                         tid,
@@ -770,56 +846,49 @@ pub(crate) fn run_live(
         ops += it.ops;
         expected_steps = expected_steps.max(it.ops);
         behaviours.insert(it.behaviour);
+        let panic = || {
+            shared
+                .borrow()
+                .panic_failure()
+                .map(|(threads, message)| Failure {
+                    kind: FailureKind::Panic,
+                    message,
+                    threads,
+                    events: vec![],
+                })
+        };
         let failure = match end {
+            // A thread that panicked holding a spin lock leaves the others
+            // spinning: the panic is the bug, the hang its consequence.
+            End::Failed(f) if matches!(f.kind, FailureKind::Livelock | FailureKind::Deadlock) => {
+                Some(match panic() {
+                    Some(mut p) => {
+                        p.message
+                            .push_str(&format!("\n  (after it, {})", f.message));
+                        p
+                    }
+                    None => f,
+                })
+            }
             End::Failed(f) => Some(f),
             End::Blocked => {
                 stats.blocked += 1;
-                None
+                panic()
             }
             End::Complete => {
                 stats.executions += 1;
-                let sh = shared.borrow();
-                if let Some((t, msg, place)) = sh.panics.first() {
-                    let at = place
-                        .as_ref()
-                        .map(|p| format!(" at {p}"))
-                        .unwrap_or_default();
-                    Some(Failure {
-                        kind: FailureKind::Panic,
-                        message: format!("thread {t} panicked{at}: {msg}"),
-                        threads: vec![*t],
-                        events: vec![],
-                    })
-                } else if let Some((_, what, site)) = sh.live.first() {
+                panic().or_else(|| {
+                    let sh = shared.borrow();
+                    let (_, what, site) = sh.live.first()?;
                     Some(Failure {
                         kind: FailureKind::Leak,
                         message: format!("{what} allocation never released; made at {site}"),
                         threads: vec![],
                         events: vec![],
                     })
-                } else {
-                    None
-                }
+                })
             }
         };
-        let failure = failure.or_else(|| {
-            let sh = shared.borrow();
-            sh.panics
-                .iter()
-                .find(|(t, ..)| !sh.joined_panics.contains(t))
-                .map(|(t, msg, place)| Failure {
-                    kind: FailureKind::Panic,
-                    message: format!(
-                        "thread {t} panicked{}: {msg}",
-                        place
-                            .as_ref()
-                            .map(|p| format!(" at {p}"))
-                            .unwrap_or_default()
-                    ),
-                    threads: vec![*t],
-                    events: vec![],
-                })
-        });
         iterations_run += 1;
         if let Some(failure) = failure {
             // Each distinct bug is reported once, with how many iterations hit it.
@@ -961,6 +1030,7 @@ fn run_iteration(
         recorded: 0,
         creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
+        progress: 0,
     };
     if let Some(depth) = pct_depth {
         ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));

@@ -187,23 +187,15 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
         return Some(f);
     }
     let g = ex.graph;
-    if let Some((t, msg, place)) = state.unhandled_panics().into_iter().next() {
-        let at = place.map(|p| format!(" at {p}")).unwrap_or_default();
-        let who = if t == 0 {
-            "the model's main thread".to_string()
-        } else {
-            format!("thread {t}")
-        };
+    if let Some((threads, message)) = state.panic_failure() {
         return Some(Failure {
             kind: FailureKind::Panic,
-            message: format!("{who} panicked{at}: {msg}"),
-            threads: vec![t],
-            events: g
-                .thread_len(t)
-                .checked_sub(1)
-                .map(|i| EventId::new(t, i))
-                .into_iter()
+            message,
+            events: threads
+                .iter()
+                .filter_map(|&t| g.thread_len(t).checked_sub(1).map(|i| EventId::new(t, i)))
                 .collect(),
+            threads,
         });
     }
     if let Some((a, b)) = ex.analysis.races().into_iter().next() {
