@@ -5,9 +5,10 @@
 //!
 //! Columns: c11check exhaustive (executions explored, of which blocked, time,
 //! peak memory, verdict); c11check random (the live engine: the share of
-//! single executions, one per seed, that hit the documented bug, and the time
-//! per execution); loom (iterations, time, verdict; cut by the budget);
-//! shuttle random and PCT (depth 3), share of seeds that hit the bug. Every
+//! single executions, one per seed, that hit the documented bug, the time
+//! per execution and per visible operation); loom (iterations, time,
+//! verdict; cut by the budget); shuttle random (share of seeds that hit the
+//! bug, time per execution) and PCT (depth 3). Every
 //! (tool, benchmark) pair runs in a child process of its own, so the peak
 //! resident memory is its own.
 
@@ -74,13 +75,15 @@ fn c11_verdict(kind: FailureKind) -> &'static str {
     }
 }
 
-/// One (tool, benchmark) run; prints `RESULT runs extra complete secs kib verdict`.
+/// One (tool, benchmark) run; prints `RESULT runs extra complete secs kib
+/// verdict ops` (`ops`: visible operations of a c11check random run, else 0).
 /// For exhaustive tools `runs` counts executions and `extra` the blocked
 /// ones; for sampling tools `runs` is the number of seeds and `extra` how
 /// many hit the documented bug.
 fn child(tool: &str, name: &str, budget: Duration, seeds: u64) {
     let expected = benchmark(name).expect("benchmark").verdict;
     let start = Instant::now();
+    let mut ops = 0;
     let (runs, extra, complete, verdict): (u64, u64, bool, String) = match tool {
         "c11check" => {
             let p = c11check_bench::c11::program(name).unwrap();
@@ -104,8 +107,12 @@ fn child(tool: &str, name: &str, budget: Duration, seeds: u64) {
             let b = Builder::new().random(seeds).live().seed(1);
             let b = if tool == "c11check-pct" { b.pct(3) } else { b };
             match b.explore(p) {
-                Ok(_) => (seeds, 0, true, "no bug".into()),
+                Ok(s) => {
+                    ops = s.operations.unwrap_or(0);
+                    (seeds, 0, true, "no bug".into())
+                }
                 Err(r) => {
+                    ops = r.operations.unwrap_or(0);
                     // Hits of the documented bug; any other kind of report
                     // is named in the verdict column.
                     let doc = benchmark(name).unwrap();
@@ -185,7 +192,7 @@ fn child(tool: &str, name: &str, budget: Duration, seeds: u64) {
         _ => panic!("unknown tool {tool}"),
     };
     println!(
-        "RESULT {runs} {extra} {complete} {} {} {}",
+        "RESULT {runs} {extra} {complete} {} {} {} {ops}",
         start.elapsed().as_secs_f64(),
         c11check_bench::peak_rss_kib(),
         verdict.replace(' ', "_")
@@ -199,6 +206,8 @@ struct Row {
     secs: f64,
     kib: u64,
     verdict: String,
+    /// Visible operations (c11check random runs).
+    ops: u64,
 }
 
 fn run_child(exe: &std::path::Path, tool: &str, name: &str, budget: f64, seeds: u64) -> Row {
@@ -223,6 +232,7 @@ fn run_child(exe: &std::path::Path, tool: &str, name: &str, budget: f64, seeds: 
                 secs: f[4].parse().unwrap(),
                 kib: f[5].parse().unwrap(),
                 verdict: f[6].replace('_', " "),
+                ops: f.get(7).map_or(0, |o| o.parse().unwrap()),
             }
         }
         None => {
@@ -245,6 +255,7 @@ fn run_child(exe: &std::path::Path, tool: &str, name: &str, budget: f64, seeds: 
                 secs: 0.0,
                 kib: 0,
                 verdict,
+                ops: 0,
             }
         }
     }
@@ -280,8 +291,8 @@ fn main() {
     let exe = std::env::current_exe().unwrap();
     println!("CDSChecker/C11Tester benchmarks: c11check vs loom 0.7.2 vs shuttle 0.9.9 (exhaustive budget {budget} s; {seeds} seeds per sampling tool, one execution each)");
     println!();
-    println!("| benchmark | documented | c11check: executions (blocked) | time (s) | peak MiB | verdict | c11check random: hit rate | µs/exec | c11check PCT(3) | loom: iterations | time (s) | verdict | shuttle random | shuttle PCT(3) |");
-    println!("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|");
+    println!("| benchmark | documented | c11check: executions (blocked) | time (s) | peak MiB | verdict | c11check random: hit rate | µs/exec | ns/op | c11check PCT(3) | loom: iterations | time (s) | verdict | shuttle random | µs/exec | shuttle PCT(3) |");
+    println!("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
     for b in BENCHMARKS {
         if !names.is_empty() && !names.contains(&b.name) {
             continue;
@@ -318,7 +329,7 @@ fn main() {
             format!("bug in execution {}", ex.runs)
         };
         println!(
-            "| {} | {} | {}{} | {:.3} | {:.1} | {} {} | {} | {:.1} | {} | {}{} | {:.2} | {} {} | {} | {} |",
+            "| {} | {} | {}{} | {:.3} | {:.1} | {} {} | {} | {:.1} | {:.0} | {} | {}{} | {:.2} | {} {} | {} | {:.1} | {} |",
             b.name,
             b.verdict.as_str(),
             exec_count,
@@ -329,6 +340,7 @@ fn main() {
             mark(&ex.verdict, b),
             rate(&rnd),
             rnd.secs * 1e6 / rnd.runs.max(1) as f64,
+            rnd.secs * 1e9 / rnd.ops.max(1) as f64,
             rate(&pct),
             lo.runs,
             if lo.complete { "" } else { " (budget)" },
@@ -340,6 +352,7 @@ fn main() {
                 "?"
             },
             rate(&sr),
+            sr.secs * 1e6 / sr.runs.max(1) as f64,
             rate(&sp),
         );
     }

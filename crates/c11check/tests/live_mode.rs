@@ -102,7 +102,7 @@ fn live_finds_the_seqlock_bug_and_replays_its_seed() {
     assert!(
         rep.trace
             .iter()
-            .any(|l| l.starts_with("T1: W") && l.contains("seqlock.rs")),
+            .any(|l| l.starts_with("T1 #") && l.contains(": W") && l.contains("seqlock.rs")),
         "{rep}"
     );
     let again = seqlock::check_with(Builder::new().replay(&rep.replay), false)
@@ -394,4 +394,46 @@ fn live_spin_until_a_late_store_is_not_a_livelock() {
         t.join().unwrap();
     });
     assert!(r.is_ok(), "{}", r.unwrap_err());
+}
+
+/// A live report names, for each load, the store it read (by thread and
+/// sequence number, or the initial value), and `Report::dot` draws the
+/// execution: a cluster per thread and an rf edge per load.
+#[test]
+fn live_report_names_the_stores_read_and_draws_them() {
+    let rep = Builder::new()
+        .random(50)
+        .seed(9)
+        .live()
+        .explore(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(1, Ordering::Relaxed));
+            let a = x.load(Ordering::Relaxed);
+            t.join().unwrap();
+            assert_eq!(a, 0, "read the store");
+        })
+        .expect_err("some seed reads 1");
+    let store = rep
+        .trace
+        .iter()
+        .find(|l| l.starts_with("T1 #") && l.contains("W"))
+        .unwrap_or_else(|| panic!("no store line: {rep}"));
+    let num = store[4..].split(':').next().unwrap();
+    assert!(
+        rep.trace.iter().any(|l| l.starts_with("T0 #")
+            && l.ends_with(&format!(
+                "= 1 (reads T1 #{num}) at {}",
+                l.rsplit(" at ").next().unwrap()
+            ))),
+        "{rep}"
+    );
+    assert!(rep.dot.starts_with("digraph execution {"), "{}", rep.dot);
+    assert!(rep.dot.contains("subgraph cluster_t0") && rep.dot.contains("subgraph cluster_t1"));
+    assert!(
+        rep.dot.contains("[label=rf, color=darkgreen]"),
+        "{}",
+        rep.dot
+    );
+    assert!(rep.dot.contains("initial value of x"), "{}", rep.dot);
 }

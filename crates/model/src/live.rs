@@ -158,6 +158,17 @@ pub struct Performed {
     pub written: Option<Value>,
     /// The thread of an earlier access this one races with.
     pub race: Option<u32>,
+    /// The store a load, read-modify-write or compare-exchange read.
+    pub read_from: Option<ReadFrom>,
+}
+
+/// The store an access read: the location's initial value, or an access of
+/// a thread, named by its sequence number (what [`LiveMemory::last_seq`]
+/// reports right after it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadFrom {
+    Init,
+    Store { thread: u32, seq: u64 },
 }
 
 /// The state of one random execution under C11Tester's operational model.
@@ -178,6 +189,8 @@ pub struct LiveMemory {
     /// location readable and forget the older ones (see
     /// [`Self::set_prune_window`]).
     window: Option<usize>,
+    /// The store the current access read (see [`Performed::read_from`]).
+    last_read: Option<NodeId>,
 }
 
 impl LiveMemory {
@@ -195,6 +208,7 @@ impl LiveMemory {
             prune_min: 4096,
             sc_clock: Vec::new(),
             window: None,
+            last_read: None,
         };
         m.add_thread(None);
         m
@@ -602,6 +616,7 @@ impl LiveMemory {
                 self.add_edge(a, s);
             }
             self.synchronise(t, s, ord.is_acquire());
+            self.last_read = Some(s);
             return s;
         }
     }
@@ -912,6 +927,7 @@ impl LiveMemory {
         spurious: bool,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Option<Performed> {
+        self.last_read = None;
         let race = action.loc().and_then(|loc| {
             let (write, atomic) = match action {
                 Action::Load { ord, .. } => (false, ord.is_atomic()),
@@ -963,7 +979,19 @@ impl LiveMemory {
             }
             _ => return None,
         };
-        Some(Performed { val, written, race })
+        let read_from = self.last_read.map(|s| match self.node(s).slot {
+            INIT_SLOT => ReadFrom::Init,
+            slot => ReadFrom::Store {
+                thread: slot as u32 - 1,
+                seq: s,
+            },
+        });
+        Some(Performed {
+            val,
+            written,
+            race,
+            read_from,
+        })
     }
 
     /// Checks the access thread `t` is about to make to `loc` (call it just

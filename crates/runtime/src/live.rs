@@ -10,7 +10,7 @@ use crate::run::{RunConfig, Summary};
 use crate::{install_shared, LocCell, Outcome, Request, Shared, Site, ThreadMain};
 use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_explore::Stats;
-use c11check_model::live::LiveMemory;
+use c11check_model::live::{LiveMemory, ReadFrom};
 use c11check_model::{Action, BlockReason, Model};
 use corosensei::stack::DefaultStack;
 use corosensei::CoroutineResult;
@@ -146,7 +146,7 @@ struct Execution<'a> {
     pct: Option<Pct>,
     /// The last operations (thread, action, value returned, where), for the
     /// report: a live execution keeps no graph.
-    recent: std::collections::VecDeque<(u32, Action, i64, Site)>,
+    recent: std::collections::VecDeque<LiveOp>,
     /// How many of the last operations `recent` keeps.
     trace_cap: usize,
     /// Operations recorded in all (`recent` keeps the last ones).
@@ -568,6 +568,7 @@ impl<'a> Execution<'a> {
     /// comes back as a failure.
     fn perform(&mut self, t: usize, action: Action, site: Site) -> Option<Failure> {
         let tid = t as u32;
+        let (mut seq, mut read_from) = (None, None);
         if !matches!(action, Action::Load { .. } | Action::Fence { .. }) {
             self.threads[t].turn_clean = false;
         }
@@ -613,6 +614,8 @@ impl<'a> Execution<'a> {
                 if p.written.is_some() {
                     self.progress += 1;
                 }
+                seq = Some(self.mem.last_seq(tid));
+                read_from = p.read_from;
                 if let Some(other) = p.race {
                     return Some(race_failure(
                         tid,
@@ -670,7 +673,14 @@ impl<'a> Execution<'a> {
             self.recent.pop_front();
         }
         self.recorded += 1;
-        self.recent.push_back((tid, action, outcome.val, site));
+        self.recent.push_back(LiveOp {
+            thread: tid,
+            seq,
+            action,
+            val: outcome.val,
+            read_from,
+            site,
+        });
         self.resume(t, outcome);
         // A lock wait: remember how many stores the lock had.
         if let Some(Pending::Act(
@@ -907,11 +917,12 @@ pub(crate) fn run_live(
             let full = run_seed(FULL_TRACE);
             let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
                 || !matches!(full.end, End::Failed(_)) && full.ops == it_ops;
-            let (lines, total) = if same {
+            let (ops_shown, total) = if same {
                 (full.trace, full.recorded)
             } else {
                 (recent, it_recorded)
             };
+            let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
             found.push((
                 Box::new(Report {
                     failure,
@@ -932,11 +943,12 @@ pub(crate) fn run_live(
                         None if park_loads => format!("l1:{s}"),
                         None => format!("l1:{s}:uniform"),
                     },
-                    dot: String::new(),
+                    dot: live_dot(&ops_shown),
                     execution_number: i + 1,
                     random_iteration: Some((i, s)),
                     hits: None,
                     others: Vec::new(),
+                    operations: None,
                 }),
                 1,
             ));
@@ -965,6 +977,7 @@ pub(crate) fn run_live(
     match found.next() {
         Some((mut r, hits)) => {
             r.hits = Some((hits, iterations_run));
+            r.operations = Some(ops);
             r.others = found
                 .map(|(o, h)| {
                     (
@@ -979,15 +992,107 @@ pub(crate) fn run_live(
             blocked: stats.blocked,
             stats,
             behaviours: Some(behaviours.len() as u64),
+            operations: Some(ops),
         }),
     }
+}
+
+/// One operation of a live execution, as a report shows it.
+struct LiveOp {
+    thread: u32,
+    /// Its sequence number (memory accesses), which names it as a store.
+    seq: Option<u64>,
+    action: Action,
+    val: i64,
+    read_from: Option<ReadFrom>,
+    site: Site,
+}
+
+impl LiveOp {
+    /// `T1 #7: Rrlx(x2) = 1 (reads T0 #3) at src/lib.rs:4:9`.
+    fn line(&self) -> String {
+        let LiveOp {
+            thread: t,
+            action: a,
+            val: v,
+            site,
+            ..
+        } = self;
+        let num = self.seq.map(|n| format!(" #{n}")).unwrap_or_default();
+        let read = match self.read_from {
+            Some(ReadFrom::Init) => " (reads the initial value)".to_string(),
+            Some(ReadFrom::Store { thread, seq }) => format!(" (reads T{thread} #{seq})"),
+            None => String::new(),
+        };
+        match a {
+            Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. } => {
+                format!("T{t}{num}: {a} = {v}{read} at {site}")
+            }
+            _ => format!("T{t}{num}: {a} at {site}"),
+        }
+    }
+}
+
+/// The operations of a live execution as Graphviz: one cluster per thread
+/// with its operations in order, and an edge from each store to the loads
+/// that read it (from the location's initial value, or from a store the
+/// operations shown do not include, drawn as a separate node).
+fn live_dot(ops: &[LiveOp]) -> String {
+    use std::fmt::Write;
+    let mut s = String::from(
+        "digraph execution {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n",
+    );
+    let name = |i: usize| format!("o{i}");
+    let threads: std::collections::BTreeSet<u32> = ops.iter().map(|o| o.thread).collect();
+    for &t in &threads {
+        let _ = writeln!(s, "  subgraph cluster_t{t} {{\n    label=\"thread {t}\";");
+        let mut prev = None;
+        for (i, o) in ops.iter().enumerate().filter(|(_, o)| o.thread == t) {
+            let _ = writeln!(
+                s,
+                "    {} [label=\"{}\"];",
+                name(i),
+                o.line().replace('"', "'")
+            );
+            if let Some(p) = prev {
+                let _ = writeln!(s, "    {} -> {} [label=sb];", name(p), name(i));
+            }
+            prev = Some(i);
+        }
+        s.push_str("  }\n");
+    }
+    let by_seq: std::collections::HashMap<u64, usize> = ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| o.seq.map(|n| (n, i)))
+        .collect();
+    for (i, o) in ops.iter().enumerate() {
+        let from = match o.read_from {
+            None => continue,
+            Some(ReadFrom::Init) => {
+                let loc = o.action.loc().map_or(0, |l| l.0);
+                let _ = writeln!(s, "  init{loc} [label=\"initial value of x{loc}\"];");
+                format!("init{loc}")
+            }
+            Some(ReadFrom::Store { thread, seq }) => match by_seq.get(&seq) {
+                Some(&j) => name(j),
+                None => {
+                    let _ = writeln!(s, "  s{seq} [label=\"T{thread} #{seq} (not shown)\"];");
+                    format!("s{seq}")
+                }
+            },
+        };
+        let _ = writeln!(s, "  {from} -> {} [label=rf, color=darkgreen];", name(i));
+    }
+    s.push_str("}\n");
+    s
 }
 
 /// What one live execution did.
 struct Iteration {
     end: End,
-    /// Its last operations (at most the `cap` given), as trace lines.
-    trace: Vec<String>,
+    /// Its last operations (at most the `cap` given).
+    trace: Vec<LiveOp>,
     /// Memory operations performed (what the trace would show in full).
     recorded: u64,
     ops: u64,
@@ -1036,16 +1141,7 @@ fn run_iteration(
         ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
     }
     let end = ex.run(main.clone());
-    let recent: Vec<String> = ex
-        .recent
-        .iter()
-        .map(|(t, a, v, site)| match a {
-            Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. } => {
-                format!("T{t}: {a} = {v} at {site}")
-            }
-            _ => format!("T{t}: {a} at {site}"),
-        })
-        .collect();
+    let recent: Vec<LiveOp> = ex.recent.drain(..).collect();
     let behaviour = ex.threads.iter().fold(0u64, |h, th| mix(h ^ th.reads_hash));
     let (ops, recorded) = (ex.ops, ex.recorded);
     ex.teardown();

@@ -68,6 +68,8 @@ pub struct Report {
     pub hits: Option<(u64, u64)>,
     /// Other distinct bugs of the same run, with how many iterations hit each.
     pub others: Vec<(String, u64)>,
+    /// Random runs: visible operations performed in all iterations.
+    pub operations: Option<u64>,
 }
 
 impl fmt::Display for Report {

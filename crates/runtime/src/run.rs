@@ -74,6 +74,9 @@ pub struct Summary {
     /// Live random runs: how many distinct behaviours the executions showed
     /// (they differ when some thread read a different sequence of values).
     pub behaviours: Option<u64>,
+    /// Live random runs: visible operations performed, all iterations
+    /// together (for throughput).
+    pub operations: Option<u64>,
 }
 
 /// Explores every execution of `main` (or replays one) and returns the first
@@ -130,6 +133,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             blocked: stats.blocked,
             stats,
             behaviours: None,
+            operations: None,
         }),
         None => {
             let config = Config {
@@ -155,6 +159,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                 blocked: stats.blocked,
                 stats,
                 behaviours: None,
+                operations: None,
             })
         }
     };
@@ -177,6 +182,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             random_iteration: None,
             hits: None,
             others: Vec::new(),
+            operations: None,
         })
     })
 }
@@ -435,6 +441,7 @@ fn make_report(
         random_iteration: None,
         hits: None,
         others: Vec::new(),
+        operations: None,
     }
 }
 
