@@ -144,8 +144,7 @@ struct Execution<'a> {
     stacks: &'a mut Vec<DefaultStack>,
     ops: u64,
     pct: Option<Pct>,
-    /// The last operations (thread, action, value returned, where), for the
-    /// report: a live execution keeps no graph.
+    /// The last operations, for the report: a live execution keeps no graph.
     recent: std::collections::VecDeque<LiveOp>,
     /// How many of the last operations `recent` keeps.
     trace_cap: usize,
