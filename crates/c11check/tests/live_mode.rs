@@ -417,15 +417,14 @@ fn live_report_names_the_stores_read_and_draws_them() {
     let store = rep
         .trace
         .iter()
-        .find(|l| l.starts_with("T1 #") && l.contains("W"))
+        .find(|l| l.starts_with("T1 #") && l.contains(": Wrlx(x1, 1) at "))
         .unwrap_or_else(|| panic!("no store line: {rep}"));
     let num = store[4..].split(':').next().unwrap();
+    let read = format!(": Rrlx(x1) = 1 (reads T1 #{num}) at ");
     assert!(
-        rep.trace.iter().any(|l| l.starts_with("T0 #")
-            && l.ends_with(&format!(
-                "= 1 (reads T1 #{num}) at {}",
-                l.rsplit(" at ").next().unwrap()
-            ))),
+        rep.trace
+            .iter()
+            .any(|l| l.starts_with("T0 #") && l.contains(&read)),
         "{rep}"
     );
     assert!(rep.dot.starts_with("digraph execution {"), "{}", rep.dot);
