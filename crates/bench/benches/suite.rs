@@ -8,7 +8,11 @@
 //! single executions, one per seed, that hit the documented bug, the time
 //! per execution and per visible operation); loom (iterations, time,
 //! verdict; cut by the budget); shuttle random (share of seeds that hit the
-//! bug, time per execution) and PCT (depth 3). Every
+//! bug, time per execution) and PCT (depth 3). A second table sets
+//! c11check's exhaustive runs on CDSChecker's eight programs against
+//! CDSChecker's published figures (median time of five runs, with weak
+//! compare-exchanges that may fail spuriously, and without, as CDSChecker
+//! treats them). Every
 //! (tool, benchmark) pair runs in a child process of its own, so the peak
 //! resident memory is its own.
 
@@ -85,9 +89,12 @@ fn child(tool: &str, name: &str, budget: Duration, seeds: u64) {
     let start = Instant::now();
     let mut ops = 0;
     let (runs, extra, complete, verdict): (u64, u64, bool, String) = match tool {
-        "c11check" => {
+        "c11check" | "c11check-strong" => {
             let p = c11check_bench::c11::program(name).unwrap();
-            match Builder::new().max_duration(budget).explore(p) {
+            let b = Builder::new()
+                .max_duration(budget)
+                .spurious_failures(tool == "c11check");
+            match b.explore(p) {
                 Ok(s) => (
                     s.stats.executions + s.stats.blocked,
                     s.stats.blocked,
@@ -354,6 +361,63 @@ fn main() {
             rate(&sr),
             sr.secs * 1e6 / sr.runs.max(1) as f64,
             rate(&sp),
+        );
+    }
+    cdschecker_table(&exe, &names, budget);
+}
+
+/// CDSChecker's figures (2013 release, `-y -m 2 -u 3`, this kind of
+/// machine): our program, executions, feasible ones, CPU seconds.
+const CDSCHECKER: [(&str, u64, u64, f64); 8] = [
+    ("chase-lev-fixed", 748, 81, 0.07),
+    ("spsc-fixed", 18, 11, 0.01),
+    ("barrier", 10, 10, 0.00),
+    ("dekker", 19_319, 2_313, 2.01),
+    ("mcs-lock", 18_035, 14_017, 2.42),
+    ("mpmc", 40_148, 13_028, 5.11),
+    ("ms-queue", 272, 114, 0.03),
+    ("linuxrw", 54_761, 1_366, 6.61),
+];
+
+/// c11check's exhaustive runs against CDSChecker's, each timed five times
+/// (this machine's single runs vary by up to 50%): the median.
+fn cdschecker_table(exe: &std::path::Path, names: &[&str], budget: f64) {
+    let picked = |name: &str| names.is_empty() || names.contains(&name);
+    if !CDSCHECKER.iter().any(|c| picked(c.0)) {
+        return;
+    }
+    println!();
+    println!("Against CDSChecker: median of five exhaustive runs; \"strong\" treats a weak compare-exchange as strong (no spurious failure), as CDSChecker does");
+    println!();
+    println!("| benchmark | CDSChecker executions | feasible | CPU (s) | c11check executions | time (s) | speed-up | strong: executions | time (s) | speed-up |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, total, feasible, cpu) in CDSCHECKER {
+        if !picked(name) {
+            continue;
+        }
+        let median = |tool: &str| {
+            let mut rows: Vec<Row> = (0..5)
+                .map(|_| run_child(exe, tool, name, budget, 1))
+                .collect();
+            rows.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+            rows.swap_remove(2)
+        };
+        let speedup = |r: &Row| {
+            if cpu == 0.0 {
+                "—".to_string()
+            } else {
+                format!("{:.1}×", cpu / r.secs)
+            }
+        };
+        let (weak, strong) = (median("c11check"), median("c11check-strong"));
+        println!(
+            "| {name} | {total} | {feasible} | {cpu:.2} | {} | {:.4} | {} | {} | {:.4} | {} |",
+            weak.runs,
+            weak.secs,
+            speedup(&weak),
+            strong.runs,
+            strong.secs,
+            speedup(&strong),
         );
     }
 }

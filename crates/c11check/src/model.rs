@@ -64,6 +64,13 @@ pub struct Builder {
     /// after they started. Scheduling only: no outcome is added or lost.
     /// On by default; `C11CHECK_PARK_LOADS=0` turns it off.
     pub park_loads: bool,
+    /// Whether `compare_exchange_weak` may fail although it read the
+    /// expected value, as the language allows and LL/SC hardware (ARM,
+    /// POWER, RISC-V) does. On by default: code that takes one failure of a
+    /// weak CAS as proof of a change is wrong there. Off treats it as
+    /// strong, as CDSChecker, GenMC and loom do, and explores fewer
+    /// executions. `C11CHECK_SPURIOUS_FAILURES=0` turns it off.
+    pub spurious_failures: bool,
 }
 
 impl Default for Builder {
@@ -105,6 +112,8 @@ impl Builder {
             prune_window: env("C11CHECK_PRUNE_WINDOW"),
             pct_depth: env("C11CHECK_PCT"),
             park_loads: std::env::var("C11CHECK_PARK_LOADS").map_or(true, |v| v.trim() != "0"),
+            spurious_failures: std::env::var("C11CHECK_SPURIOUS_FAILURES")
+                .map_or(true, |v| v.trim() != "0"),
         }
     }
 
@@ -164,6 +173,12 @@ impl Builder {
         self.park_loads = on;
         self
     }
+    /// Whether a weak compare-exchange may fail spuriously (see the field
+    /// [`Builder::spurious_failures`]).
+    pub fn spurious_failures(mut self, on: bool) -> Self {
+        self.spurious_failures = on;
+        self
+    }
     /// The seed of a random run.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
@@ -217,6 +232,7 @@ impl Builder {
             pct_depth: self.pct_depth,
             park_loads: self.park_loads,
             prune_window: self.prune_window,
+            spurious_failures: self.spurious_failures,
         }
     }
 

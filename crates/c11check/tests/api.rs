@@ -529,3 +529,78 @@ fn initial_values_of_new_objects_are_this_runs() {
     assert_eq!(executions, 2);
     assert_eq!(seen, BTreeSet::from([(0, true), (1, true)]));
 }
+
+/// A weak compare-exchange taken once, without a retry loop, as if one
+/// failure proved a change: wrong where LL/SC can fail spuriously.
+fn single_weak_cas() {
+    let a = AtomicUsize::new(5);
+    let r = a.compare_exchange_weak(5, 6, Ordering::Relaxed, Ordering::Relaxed);
+    assert!(r.is_ok(), "the value was 5, yet the exchange failed");
+}
+
+#[test]
+fn spurious_failures_can_be_turned_off_in_every_engine() {
+    // Exhaustive: two executions (success, spurious failure), the second
+    // reported; off, one execution and no report.
+    let rep = Builder::new()
+        .explore(single_weak_cas)
+        .expect_err("a spurious failure is explored");
+    assert!(
+        rep.failure.message.contains("yet the exchange failed"),
+        "{rep}"
+    );
+    let off = Builder::new()
+        .spurious_failures(false)
+        .explore(single_weak_cas)
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(off.stats.executions, 1);
+    // The same program with a retry loop has two executions with them on.
+    let on = Builder::new()
+        .explore(|| {
+            let a = AtomicUsize::new(5);
+            while a
+                .compare_exchange_weak(5, 6, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {}
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(on.stats.executions, 2);
+    // Random graphs and live memory: found on, never off.
+    for live in [false, true] {
+        let b = || {
+            let b = Builder::new().random(200).seed(3);
+            if live {
+                b.live()
+            } else {
+                b.graph_random()
+            }
+        };
+        let rep = b()
+            .explore(single_weak_cas)
+            .expect_err("found in 200 iterations");
+        assert!(rep.failure.message.contains("yet the exchange failed"));
+        b().spurious_failures(false)
+            .explore(single_weak_cas)
+            .unwrap_or_else(|r| panic!("live={live}: {r}"));
+    }
+    // A live report made with them off replays with them off.
+    let rep = Builder::new()
+        .random(200)
+        .seed(3)
+        .live()
+        .spurious_failures(false)
+        .explore(|| {
+            single_weak_cas();
+            panic!("always");
+        })
+        .expect_err("always fails");
+    assert!(rep.replay.ends_with(":strong"), "{}", rep.replay);
+    let again = Builder::new()
+        .replay(&rep.replay)
+        .explore(|| {
+            single_weak_cas();
+            panic!("always");
+        })
+        .expect_err("fails again");
+    assert!(again.failure.message.contains("always"), "{again}");
+}

@@ -155,6 +155,8 @@ struct Execution<'a> {
     creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
     /// Whether loads park (see [`Execution::consider_parking`]).
     park_loads: bool,
+    /// Whether a weak compare-exchange may fail spuriously.
+    spurious_failures: bool,
     /// Events another thread could notice: stores and successful
     /// read-modify-writes, spawns, finished threads.
     progress: u64,
@@ -596,7 +598,9 @@ impl<'a> Execution<'a> {
                         l.seen |= 1 << tid;
                     }
                 }
-                let spurious = self.rng.below(4) == 0;
+                // The draw is made either way, so that a seed picks the same
+                // schedule with spurious failures on or off.
+                let spurious = self.rng.below(4) == 0 && self.spurious_failures;
                 let rng = &mut self.rng;
                 let mut most = 0;
                 let mut choose = |n: usize| {
@@ -804,14 +808,22 @@ pub(crate) fn run_live(
     let mut stacks = Vec::new();
     let mut stats = Stats::default();
     // A replay string: `l1:<seed>` (uniform, loads park), `l1:<seed>:uniform`
-    // (loads do not park) or `l1:<seed>:<pct depth>:<pct steps>`.
-    let replay: Option<Vec<&str>> = cfg
+    // (loads do not park) or `l1:<seed>:<pct depth>:<pct steps>`, each
+    // followed by `:strong` when weak compare-exchanges never fail spuriously.
+    let mut replay: Option<Vec<&str>> = cfg
         .replay
         .as_deref()
         .and_then(|s| s.strip_prefix("l1:"))
         .map(|s| s.split(':').collect());
     let mut pct_depth = cfg.pct_depth;
     let mut park_loads = cfg.park_loads;
+    let mut spurious_failures = cfg.spurious_failures;
+    if let Some(r) = &mut replay {
+        spurious_failures = r.last() != Some(&"strong");
+        if !spurious_failures {
+            r.pop();
+        }
+    }
     let mut expected_steps = 100u64;
     if let Some(r) = &replay {
         park_loads = r.len() == 1;
@@ -847,6 +859,7 @@ pub(crate) fn run_live(
                 &shared,
                 &mut stacks,
                 (s, pct_depth, steps_now, park_loads),
+                spurious_failures,
                 keep,
             )
         };
@@ -937,10 +950,13 @@ pub(crate) fn run_live(
                         t.extend(lines);
                         t
                     },
-                    replay: match pct_depth {
-                        Some(d) => format!("l1:{s}:{d}:{steps_now}"),
-                        None if park_loads => format!("l1:{s}"),
-                        None => format!("l1:{s}:uniform"),
+                    replay: {
+                        let strong = if spurious_failures { "" } else { ":strong" };
+                        match pct_depth {
+                            Some(d) => format!("l1:{s}:{d}:{steps_now}{strong}"),
+                            None if park_loads => format!("l1:{s}{strong}"),
+                            None => format!("l1:{s}:uniform{strong}"),
+                        }
                     },
                     dot: live_dot(&ops_shown),
                     execution_number: i + 1,
@@ -1107,6 +1123,7 @@ fn run_iteration(
     shared: &Rc<RefCell<Shared>>,
     stacks: &mut Vec<DefaultStack>,
     (s, pct_depth, steps_now, park_loads): (u64, Option<u32>, u64, bool),
+    spurious_failures: bool,
     cap: usize,
 ) -> Iteration {
     {
@@ -1134,6 +1151,7 @@ fn run_iteration(
         recorded: 0,
         creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
+        spurious_failures,
         progress: 0,
     };
     if let Some(depth) = pct_depth {

@@ -44,6 +44,9 @@ pub struct RunConfig {
     /// Live random mode: the aggressive pruning window (see
     /// `LiveMemory::set_prune_window`).
     pub prune_window: Option<usize>,
+    /// Whether a weak compare-exchange may fail spuriously (see
+    /// `c11check_explore::Config::spurious_failures`).
+    pub spurious_failures: bool,
 }
 
 impl Default for RunConfig {
@@ -59,6 +62,7 @@ impl Default for RunConfig {
             pct_depth: None,
             park_loads: true,
             prune_window: None,
+            spurious_failures: true,
         }
     }
 }
@@ -142,6 +146,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                 max_executions: cfg.max_executions,
                 time_budget: cfg.time_budget,
                 commute_refcounts: true,
+                spurious_failures: cfg.spurious_failures,
             };
             let stats = match cfg.strategy {
                 Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),
