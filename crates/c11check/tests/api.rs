@@ -295,6 +295,53 @@ fn spin_loop_waits_for_the_flag() {
 }
 
 #[test]
+fn a_spin_turn_that_repeats_the_one_before_is_cut() {
+    // The waiter reads the flag set (one execution), unset then set (one),
+    // or unset twice in a row at the same yield: that second turn repeats
+    // the first, so the execution is cut there (blocked, not a bug; the
+    // first turn reading the store covers what would follow).
+    let reads = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
+    let seen = reads.clone();
+    let summary = Builder::new()
+        .explore(move || {
+            let flag = Arc::new(AtomicBool::new(false));
+            let f2 = flag.clone();
+            let t = thread::spawn(move || f2.store(true, Ordering::Release));
+            let mut turns = 1;
+            while !flag.load(Ordering::Acquire) {
+                thread::yield_now();
+                turns += 1;
+            }
+            t.join().unwrap();
+            seen.lock().unwrap().insert(turns);
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(*reads.lock().unwrap(), BTreeSet::from([1, 2]));
+    assert_eq!((summary.stats.executions, summary.blocked), (2, 1));
+    // Two reads at two different yields are not a loop's turns: both
+    // orders of reading are explored to the end.
+    let reads = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
+    let seen = reads.clone();
+    Builder::new()
+        .explore(move || {
+            let flag = Arc::new(AtomicBool::new(false));
+            let f2 = flag.clone();
+            let t = thread::spawn(move || f2.store(true, Ordering::Release));
+            let a = flag.load(Ordering::Acquire);
+            thread::yield_now();
+            let b = flag.load(Ordering::Acquire);
+            thread::yield_now();
+            t.join().unwrap();
+            seen.lock().unwrap().insert((a, b));
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(
+        *reads.lock().unwrap(),
+        BTreeSet::from([(false, false), (false, true), (true, true)])
+    );
+}
+
+#[test]
 fn spinning_on_a_flag_nobody_sets_is_a_livelock() {
     let report = Builder::new()
         .explore(|| {

@@ -191,7 +191,14 @@ fn condvar_hands_over_a_flag() {
 
 #[test]
 fn condvar_wait_without_a_loop_is_caught_by_a_spurious_wakeup() {
-    let r = Builder::new().explore(|| {
+    // Also when weak compare-exchanges are strong: the two are separate.
+    for spurious_cas in [true, false] {
+        condvar_wait_without_a_loop(Builder::new().spurious_failures(spurious_cas));
+    }
+}
+
+fn condvar_wait_without_a_loop(b: Builder) {
+    let r = b.explore(|| {
         let pair = (Mutex::new(false), Condvar::new());
         thread::scope(|s| {
             s.spawn(|| {
@@ -329,18 +336,23 @@ fn condvar_wait_without_notifier_is_a_deadlock() {
 /// forever is not a bug.
 #[test]
 fn condvar_timed_wait_without_notifier_is_not_a_bug() {
+    for spurious_cas in [true, false] {
+        condvar_timed_wait_without_notifier(Builder::new().spurious_failures(spurious_cas));
+    }
+}
+
+fn condvar_timed_wait_without_notifier(b: Builder) {
     let timed_out = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
     let seen = timed_out.clone();
-    Builder::new()
-        .explore(move || {
-            let m = Mutex::new(());
-            let cv = Condvar::new();
-            let g = m.lock().unwrap();
-            let (_g, r) = cv
-                .wait_timeout(g, std::time::Duration::from_millis(1))
-                .unwrap();
-            seen.lock().unwrap().insert(r.timed_out());
-        })
-        .unwrap();
+    b.explore(move || {
+        let m = Mutex::new(());
+        let cv = Condvar::new();
+        let g = m.lock().unwrap();
+        let (_g, r) = cv
+            .wait_timeout(g, std::time::Duration::from_millis(1))
+            .unwrap();
+        seen.lock().unwrap().insert(r.timed_out());
+    })
+    .unwrap();
     assert!(timed_out.lock().unwrap().contains(&true));
 }

@@ -238,14 +238,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         };
         let mut options: Vec<ExecutionGraph> = Vec::new();
         for (i, &w) in writes.iter().enumerate() {
-            let spurious: &[bool] = if weak_expected == Some(g.written_value(w))
-                && self.config.spurious_failures
-                && may_fail_spuriously(g, id, w)
-            {
-                &[false, true]
-            } else {
-                &[false]
-            };
+            let spurious: &[bool] =
+                if weak_expected == Some(g.written_value(w)) && may_fail_spuriously(g, id, w) {
+                    &[false, true]
+                } else {
+                    &[false]
+                };
             for &sp in spurious {
                 // Try the source in place; copy the graph only to keep it.
                 g.set_rf(id, w);
@@ -349,10 +347,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     weak: true,
                     expected,
                     ..
-                } if expected == g.written_value(w)
-                    && self.config.spurious_failures
-                    && may_fail_spuriously(g, r, w) =>
-                {
+                } if expected == g.written_value(w) && may_fail_spuriously(g, r, w) => {
                     &[false, true]
                 }
                 _ => &[false],

@@ -120,10 +120,6 @@ pub struct Config {
     /// observable turns this off (the explorer also finds out by itself, and
     /// starts over).
     pub commute_refcounts: bool,
-    /// Whether a weak compare-exchange may fail although it read the expected
-    /// value (C++ and Rust allow it; LL/SC hardware does it). Off gives the
-    /// semantics of CDSChecker, GenMC and loom, which treat it as strong.
-    pub spurious_failures: bool,
 }
 
 impl Config {
@@ -134,7 +130,6 @@ impl Config {
             max_executions: None,
             time_budget: None,
             commute_refcounts: true,
-            spurious_failures: true,
         }
     }
 }

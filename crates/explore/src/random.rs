@@ -137,7 +137,7 @@ fn step<D: Driver>(
             let w = writes.swap_remove(rng.below(writes.len()));
             g.set_rf(id, w);
             let weak_match = matches!(action, Action::Cas { weak: true, expected, .. } if expected == g.written_value(w));
-            let spurious = weak_match && rng.below(4) == 0 && config.spurious_failures;
+            let spurious = weak_match && rng.below(4) == 0;
             g.update_event(id, |e| e.spurious_fail = spurious);
             if is_consistent(g, config.model) {
                 return Step::Continue;

@@ -56,8 +56,9 @@ struct Slot {
     unbound: Unbound,
     /// Events of the graph this fiber has performed.
     done: u32,
-    /// Event counts at the thread's spin hints (for cutting spin loops).
-    spin_marks: Vec<u32>,
+    /// Event counts at the thread's spin hints, and where each hint was
+    /// made (for cutting spin loops).
+    spin_marks: Vec<(u32, Site)>,
 }
 
 /// Runs a closure's threads as fibers; implements the explorer's [`Driver`].
@@ -199,7 +200,7 @@ impl FiberDriver {
                 }
                 CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
                 CoroutineResult::Yield(Request::Spin { site }) => {
-                    if self.spin_is_idle(g, t) {
+                    if self.spin_is_idle(g, t, site) {
                         Pending::Act(
                             Action::Block {
                                 reason: BlockReason::Assume,
@@ -267,18 +268,28 @@ impl FiberDriver {
         loc
     }
 
-    /// Whether thread `t`, at a spin hint, has just done an iteration that
-    /// only read what the previous iteration read.
-    fn spin_is_idle(&mut self, g: &ExecutionGraph, t: u32) -> bool {
+    /// Whether thread `t`, at a spin hint made at `site`, has just done an
+    /// iteration that only read what the previous iteration read: the
+    /// events since the last hint, made at the same place, repeat the same
+    /// number of events before it (the first iteration of a loop is the
+    /// tail of the events before its first hint). By `yield_now`'s contract
+    /// the thread would do the same again, so the explorer cuts it there
+    /// and explores it reading something new in the earlier iteration.
+    fn spin_is_idle(&mut self, g: &ExecutionGraph, t: u32, site: Site) -> bool {
         let done = self.slot(t).done;
         let marks = &mut self.slot(t).spin_marks;
-        marks.push(done);
+        marks.push((done, site));
         let n = marks.len();
-        if n < 3 {
+        if n < 2 || marks[n - 2].1 != site {
             return false;
         }
-        let (a, b, c) = (marks[n - 3], marks[n - 2], marks[n - 1]);
-        if b - a != c - b || b == a {
+        let (b, c) = (marks[n - 2].0, marks[n - 1].0);
+        if b == c || c - b > b {
+            return false;
+        }
+        let a = b - (c - b);
+        // The earlier iteration lies within the turn before hint `b`.
+        if n >= 3 && a < marks[n - 3].0 {
             return false;
         }
         // Fences may sit in the loop (a seqlock reader's acquire fence): the

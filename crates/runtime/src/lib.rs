@@ -140,6 +140,9 @@ pub(crate) struct Shared {
     /// Objects of this execution created in a tracked allocation (see
     /// [`alloc`]): location, creating thread, its position then.
     pub creations: Vec<(Loc, u32, u64)>,
+    /// The program's weak compare-exchanges are issued as strong ones
+    /// (`RunConfig::spurious_failures` off).
+    pub strong_cas: bool,
 }
 
 impl Shared {
@@ -254,6 +257,12 @@ pub fn in_model() -> bool {
 /// The current execution's number (changes every time the program restarts).
 pub fn generation() -> u32 {
     with_shared(|s| s.generation)
+}
+
+/// Whether the program's `compare_exchange_weak` may fail spuriously in
+/// this run (the facade issues a strong compare-exchange when not).
+pub fn weak_cas_may_fail() -> bool {
+    with_shared(|s| !s.strong_cas)
 }
 
 /// The number of the modelled thread that is running (0 is the model's closure).

@@ -155,8 +155,6 @@ struct Execution<'a> {
     creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
     /// Whether loads park (see [`Execution::consider_parking`]).
     park_loads: bool,
-    /// Whether a weak compare-exchange may fail spuriously.
-    spurious_failures: bool,
     /// Events another thread could notice: stores and successful
     /// read-modify-writes, spawns, finished threads.
     progress: u64,
@@ -598,9 +596,7 @@ impl<'a> Execution<'a> {
                         l.seen |= 1 << tid;
                     }
                 }
-                // The draw is made either way, so that a seed picks the same
-                // schedule with spurious failures on or off.
-                let spurious = self.rng.below(4) == 0 && self.spurious_failures;
+                let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
                 let mut most = 0;
                 let mut choose = |n: usize| {
@@ -817,13 +813,14 @@ pub(crate) fn run_live(
         .map(|s| s.split(':').collect());
     let mut pct_depth = cfg.pct_depth;
     let mut park_loads = cfg.park_loads;
-    let mut spurious_failures = cfg.spurious_failures;
+    let mut strong_cas = !cfg.spurious_failures;
     if let Some(r) = &mut replay {
-        spurious_failures = r.last() != Some(&"strong");
-        if !spurious_failures {
+        strong_cas = r.last() == Some(&"strong");
+        if strong_cas {
             r.pop();
         }
     }
+    shared.borrow_mut().strong_cas = strong_cas;
     let mut expected_steps = 100u64;
     if let Some(r) = &replay {
         park_loads = r.len() == 1;
@@ -859,7 +856,6 @@ pub(crate) fn run_live(
                 &shared,
                 &mut stacks,
                 (s, pct_depth, steps_now, park_loads),
-                spurious_failures,
                 keep,
             )
         };
@@ -951,7 +947,7 @@ pub(crate) fn run_live(
                         t
                     },
                     replay: {
-                        let strong = if spurious_failures { "" } else { ":strong" };
+                        let strong = if strong_cas { ":strong" } else { "" };
                         match pct_depth {
                             Some(d) => format!("l1:{s}:{d}:{steps_now}{strong}"),
                             None if park_loads => format!("l1:{s}{strong}"),
@@ -1123,7 +1119,6 @@ fn run_iteration(
     shared: &Rc<RefCell<Shared>>,
     stacks: &mut Vec<DefaultStack>,
     (s, pct_depth, steps_now, park_loads): (u64, Option<u32>, u64, bool),
-    spurious_failures: bool,
     cap: usize,
 ) -> Iteration {
     {
@@ -1151,7 +1146,6 @@ fn run_iteration(
         recorded: 0,
         creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
-        spurious_failures,
         progress: 0,
     };
     if let Some(depth) = pct_depth {

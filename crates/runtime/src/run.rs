@@ -44,8 +44,9 @@ pub struct RunConfig {
     /// Live random mode: the aggressive pruning window (see
     /// `LiveMemory::set_prune_window`).
     pub prune_window: Option<usize>,
-    /// Whether a weak compare-exchange may fail spuriously (see
-    /// `c11check_explore::Config::spurious_failures`).
+    /// Whether the program's weak compare-exchanges may fail spuriously
+    /// (off: the facade issues them as strong ones, see
+    /// [`crate::weak_cas_may_fail`]).
     pub spurious_failures: bool,
 }
 
@@ -95,6 +96,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         _ => {}
     }
     let mut driver = FiberDriver::new(main, cfg.runtime.clone());
+    driver.shared.borrow_mut().strong_cas = !cfg.spurious_failures;
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
@@ -146,7 +148,6 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                 max_executions: cfg.max_executions,
                 time_budget: cfg.time_budget,
                 commute_refcounts: true,
-                spurious_failures: cfg.spurious_failures,
             };
             let stats = match cfg.strategy {
                 Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),

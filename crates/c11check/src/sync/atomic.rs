@@ -400,8 +400,9 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// The compare-exchange; `weak` ones may fail spuriously.
             #[track_caller]
-            fn cas(
+            pub(crate) fn cas(
                 &self,
                 current: $t,
                 new: $t,
@@ -441,7 +442,13 @@ macro_rules! atomic_int {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$t, $t> {
-                self.cas(current, new, success, failure, true)
+                self.cas(
+                    current,
+                    new,
+                    success,
+                    failure,
+                    c11check_runtime::weak_cas_may_fail(),
+                )
             }
             #[track_caller]
             pub fn fetch_add(&self, val: $t, order: Ordering) -> $t {
@@ -657,7 +664,13 @@ impl AtomicBool {
         success: Ordering,
         failure: Ordering,
     ) -> Result<bool, bool> {
-        self.cas(current, new, success, failure, true)
+        self.cas(
+            current,
+            new,
+            success,
+            failure,
+            c11check_runtime::weak_cas_may_fail(),
+        )
     }
     #[track_caller]
     pub fn fetch_and(&self, val: bool, order: Ordering) -> bool {
@@ -845,7 +858,13 @@ impl<T> AtomicPtr<T> {
         success: Ordering,
         failure: Ordering,
     ) -> Result<*mut T, *mut T> {
-        self.cas(current, new, success, failure, true)
+        self.cas(
+            current,
+            new,
+            success,
+            failure,
+            c11check_runtime::weak_cas_may_fail(),
+        )
     }
     #[track_caller]
     pub fn fetch_update<F>(

@@ -61,11 +61,12 @@ fn last_wait_spurious(update: Option<bool>) -> bool {
 }
 
 /// A choice the explorer makes both ways: a weak compare-exchange on a fresh
-/// location fails spuriously or not.
+/// location fails spuriously or not (whatever `Builder::spurious_failures`
+/// says of the program's own weak compare-exchanges).
 #[track_caller]
 pub(crate) fn explored_choice() -> bool {
     AtomicU8::new(0)
-        .compare_exchange_weak(0, 0, Ordering::Relaxed, Ordering::Relaxed)
+        .cas(0, 0, Ordering::Relaxed, Ordering::Relaxed, true)
         .is_err()
 }
 
