@@ -68,7 +68,7 @@ pub struct Builder {
     /// expected value, as the language allows and LL/SC hardware (ARM,
     /// POWER, RISC-V) does. On by default: code that takes one failure of a
     /// weak CAS as proof of a change is wrong there. Off treats it as
-    /// strong, as CDSChecker, GenMC and loom do, and explores fewer
+    /// strong, as CDSChecker and loom do, and explores fewer
     /// executions. `C11CHECK_SPURIOUS_FAILURES=0` turns it off.
     pub spurious_failures: bool,
 }
