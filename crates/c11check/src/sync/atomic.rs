@@ -8,6 +8,12 @@ use c11check_model::{Action, MemOrder, RmwOp, Value, Width};
 use c11check_runtime::{access, LocCell, Site};
 use std::panic::Location;
 
+/// Whether the program's `compare_exchange_weak` is issued as weak (it
+/// may fail spuriously) in this run: see `Builder::spurious_failures`.
+fn weak() -> bool {
+    c11check_runtime::weak_cas_may_fail()
+}
+
 /// A load's ordering; panics, as std does, on orderings loads cannot have.
 pub(crate) fn load_order(o: Ordering) -> MemOrder {
     match o {
@@ -442,13 +448,7 @@ macro_rules! atomic_int {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$t, $t> {
-                self.cas(
-                    current,
-                    new,
-                    success,
-                    failure,
-                    c11check_runtime::weak_cas_may_fail(),
-                )
+                self.cas(current, new, success, failure, weak())
             }
             #[track_caller]
             pub fn fetch_add(&self, val: $t, order: Ordering) -> $t {
@@ -664,13 +664,7 @@ impl AtomicBool {
         success: Ordering,
         failure: Ordering,
     ) -> Result<bool, bool> {
-        self.cas(
-            current,
-            new,
-            success,
-            failure,
-            c11check_runtime::weak_cas_may_fail(),
-        )
+        self.cas(current, new, success, failure, weak())
     }
     #[track_caller]
     pub fn fetch_and(&self, val: bool, order: Ordering) -> bool {
@@ -858,13 +852,7 @@ impl<T> AtomicPtr<T> {
         success: Ordering,
         failure: Ordering,
     ) -> Result<*mut T, *mut T> {
-        self.cas(
-            current,
-            new,
-            success,
-            failure,
-            c11check_runtime::weak_cas_may_fail(),
-        )
+        self.cas(current, new, success, failure, weak())
     }
     #[track_caller]
     pub fn fetch_update<F>(
