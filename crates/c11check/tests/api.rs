@@ -630,24 +630,27 @@ fn spurious_failures_can_be_turned_off_in_every_engine() {
             .explore(single_weak_cas)
             .unwrap_or_else(|r| panic!("live={live}: {r}"));
     }
-    // A live report made with them off replays with them off.
+    // A live report made with them off replays with them off: twenty weak
+    // compare-exchanges, any of which a replay with them on would fail
+    // (each draws a spurious failure one time in four), then a panic.
+    let twenty_then_panic = || {
+        for _ in 0..20 {
+            single_weak_cas();
+        }
+        panic!("always");
+    };
     let rep = Builder::new()
         .random(200)
         .seed(3)
         .live()
         .spurious_failures(false)
-        .explore(|| {
-            single_weak_cas();
-            panic!("always");
-        })
+        .explore(twenty_then_panic)
         .expect_err("always fails");
     assert!(rep.replay.ends_with(":strong"), "{}", rep.replay);
     let again = Builder::new()
         .replay(&rep.replay)
-        .explore(|| {
-            single_weak_cas();
-            panic!("always");
-        })
+        .explore(twenty_then_panic)
         .expect_err("fails again");
+    assert_eq!(again.failure.message, rep.failure.message, "{again}");
     assert!(again.failure.message.contains("always"), "{again}");
 }
