@@ -171,6 +171,37 @@ fn mutex_gives_mutual_exclusion() {
     assert_eq!(set, BTreeSet::from([2]));
 }
 
+/// Each order of three critical sections is one execution, and none ends with
+/// a thread stopped at a held lock: an acquisition is scheduled once the lock
+/// is free, so lock contention costs no blocked executions.
+#[test]
+fn contended_mutex_explores_each_order_once_without_blocked_executions() {
+    let orders = std::sync::Arc::new(StdMutex::new(Vec::new()));
+    let seen = orders.clone();
+    let summary = Builder::new()
+        .explore(move || {
+            let m = Arc::new(Mutex::new(Vec::new()));
+            let hs: Vec<_> = (1..3)
+                .map(|t| {
+                    let m = m.clone();
+                    thread::spawn(move || m.lock().unwrap().push(t))
+                })
+                .collect();
+            m.lock().unwrap().push(0);
+            for h in hs {
+                h.join().unwrap();
+            }
+            let order = m.lock().unwrap().clone();
+            seen.lock().unwrap().push(order);
+        })
+        .expect("no bug");
+    let orders = orders.lock().unwrap();
+    let distinct: BTreeSet<_> = orders.iter().cloned().collect();
+    assert_eq!(distinct.len(), 6, "{orders:?}");
+    assert_eq!(orders.len(), 6, "an order explored twice: {orders:?}");
+    assert_eq!((summary.stats.executions, summary.blocked), (6, 0));
+}
+
 #[test]
 fn panics_are_reported_with_a_replay_string() {
     let report = Builder::new()

@@ -24,6 +24,14 @@
 //!   depends only on the kept part, so it is unique. Events in the prefix of a
 //!   write that already revisited are never removed again.
 //!
+//! Lock acquisitions (a compare-exchange whose thread waits when it fails)
+//! are scheduled only while their lock is free, read only writes that leave
+//! it free, and a revisit that would make one find the lock held takes it
+//! back instead: its thread tries again after the release. An execution where
+//! a thread waits for a lock that a later release hands over shows nothing
+//! the one where it waits its turn does not, so none is explored; a thread
+//! still finds a lock held when no other thread can run (a deadlock).
+//!
 //! Memory is one graph per pending branch on a stack (polynomial in the
 //! program); nothing is remembered about visited executions.
 
@@ -274,6 +282,14 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
             }
         }
+        // A lock acquisition that finds the lock held only waits: when it
+        // can take the lock instead (it is scheduled while the lock is free,
+        // see `runnable`), waiting is not explored.
+        if matches!(action, Action::Cas { lock: true, .. })
+            && options.iter().any(|o| o.event(id).is_write())
+        {
+            options.retain(|o| o.event(id).is_write());
+        }
         let chosen = options.pop()?;
         for g2 in options {
             let written = g2.event(id).is_write().then_some(id);
@@ -352,10 +368,21 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
                 _ => &[false],
             };
+            // A lock acquisition revisited by a write that holds the lock
+            // would find it held and wait: instead it is taken back, and its
+            // thread tries again once the lock is released (see `runnable`).
+            let waits = matches!(
+                g.event(r).action,
+                Action::Cas { lock: true, expected, .. } if expected != g.written_value(w)
+            );
             for &sp in spurious {
                 let mut g2 = base.clone();
-                g2.set_rf(r, w);
-                g2.update_event(r, |e| e.spurious_fail = sp);
+                if waits {
+                    g2.truncate_thread(r.thread, r.index);
+                } else {
+                    g2.set_rf(r, w);
+                    g2.update_event(r, |e| e.spurious_fail = sp);
+                }
                 if (commute && !relink_refcounts(g, &mut g2))
                     || !repair_dangling_reads(&mut g2, r, model)
                 {
@@ -370,7 +397,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     continue;
                 }
                 self.stats.revisits += 1;
-                let written = g2.event(r).is_write().then_some(r);
+                let written = (!waits && g2.event(r).is_write()).then_some(r);
                 self.stack.push(Item { g: g2, written });
             }
         }

@@ -52,14 +52,21 @@ pub(crate) fn final_combinations(a: &Analysis<'_>, observed: &[Loc]) -> Vec<Vec<
 }
 
 /// The threads that can take a step in `g` (in thread order, with their next
-/// action; only the first one when `first_only`), or, when none can, how
-/// the execution ends.
+/// action), or, when none can, how the execution ends.
+///
+/// With `first_only`, only the first one, passing over a thread whose next
+/// step takes a lock that is held ([`lock_held`]): that acquisition could
+/// only find the lock held and wait, an execution that shows nothing the
+/// one where it waits its turn does not. It runs once the lock is free, or
+/// when no other thread can run (then it finds the lock held, and the
+/// execution shows the deadlock).
 pub(crate) fn runnable<D: Driver>(
     driver: &mut D,
     g: &mut ExecutionGraph,
     first_only: bool,
 ) -> Result<Vec<(u32, Action)>, Ending> {
     let mut steps = Vec::new();
+    let mut waits_for_lock = None;
     let (mut blocked, mut waiting) = (false, false);
     for t in 0..g.num_threads() as u32 {
         if !g.is_started(t) || g.is_finished(t) {
@@ -76,10 +83,23 @@ pub(crate) fn runnable<D: Driver>(
                 continue;
             }
         }
-        steps.push((t, action));
         if first_only {
+            if let Action::Cas {
+                loc, lock: true, ..
+            } = action
+            {
+                if lock_held(g, loc) {
+                    waits_for_lock.get_or_insert((t, action));
+                    continue;
+                }
+            }
+            steps.push((t, action));
             break;
         }
+        steps.push((t, action));
+    }
+    if steps.is_empty() {
+        steps.extend(waits_for_lock);
     }
     if !steps.is_empty() {
         Ok(steps)
@@ -90,6 +110,18 @@ pub(crate) fn runnable<D: Driver>(
     } else {
         Err(Ending::Complete)
     }
+}
+
+/// Whether the lock at `loc` is held in `g`: some thread's last write to it
+/// is a lock acquisition (a release is a store to it).
+pub(crate) fn lock_held(g: &ExecutionGraph, loc: Loc) -> bool {
+    (0..g.num_threads() as u32).any(|t| {
+        g.thread_events(t)
+            .iter()
+            .rev()
+            .find(|e| e.loc() == Some(loc) && e.is_write())
+            .is_some_and(|e| matches!(e.action, Action::Cas { lock: true, .. }))
+    })
 }
 
 /// Whether some thread of `g` stopped at a loop or step bound.

@@ -242,6 +242,7 @@ impl Interp<'_> {
                     success: *success,
                     failure: *failure,
                     weak: *weak,
+                    lock: false,
                 })?;
                 if !r.wrote {
                     self.ask(Action::Store {

@@ -250,6 +250,10 @@ pub enum Action {
         success: MemOrder,
         failure: MemOrder,
         weak: bool,
+        /// A lock acquisition ([`Action::lock_acquire`]): when it fails, its
+        /// thread waits for the lock instead of going on, so the explorer
+        /// schedules it only once the lock is free (see `c11check-explore`).
+        lock: bool,
     },
     Fence {
         ord: MemOrder,
@@ -291,6 +295,7 @@ impl Action {
             success: MemOrder::Acquire,
             failure: MemOrder::Relaxed,
             weak: false,
+            lock: true,
         }
     }
     /// Releasing a lock at `loc`: a release store of 0.
@@ -352,12 +357,16 @@ impl fmt::Display for Action {
                 operand
             ),
             Action::Cas {
+                loc, lock: true, ..
+            } => write!(f, "lock(x{})", loc.0),
+            Action::Cas {
                 loc,
                 expected,
                 new,
                 success,
                 failure,
                 weak,
+                lock: false,
             } => write!(
                 f,
                 "CAS{}{}/{}(x{}, {} -> {})",

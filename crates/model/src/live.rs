@@ -960,6 +960,7 @@ impl LiveMemory {
                 success,
                 failure,
                 weak,
+                ..
             } => {
                 let (old, ok) = self.cas(
                     t,

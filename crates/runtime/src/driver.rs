@@ -540,6 +540,7 @@ pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
             success,
             failure,
             weak,
+            lock,
             ..
         } => Action::Cas {
             loc: l,
@@ -548,6 +549,7 @@ pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
             success,
             failure,
             weak,
+            lock,
         },
         other => other,
     }

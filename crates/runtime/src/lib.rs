@@ -399,9 +399,10 @@ pub fn block(reason: BlockReason, site: Site) -> ! {
 }
 
 /// A lock acquisition found the lock at `cell` held. Exhaustive exploration
-/// stops the thread here (the execution where it reads the release is
-/// explored on its own); a live random execution resumes it once the lock
-/// has been written again, and the caller retries.
+/// stops the thread here (it schedules an acquisition while the lock is held
+/// only when no other thread can run, so this shows a deadlock); a live
+/// random execution resumes it once the lock has been written again, and the
+/// caller retries.
 pub fn wait_lock(cell: &LocCell, site: Site) {
     let loc = cell.get(generation());
     with_shared(|s| s.last_lock = loc);

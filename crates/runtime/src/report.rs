@@ -134,12 +134,24 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             e.read_val
         ),
         Action::Cas {
+            loc, lock: true, ..
+        } => format!(
+            "lock loc{}: {}",
+            loc.0,
+            if e.is_write() {
+                "took it"
+            } else {
+                "found it held"
+            }
+        ),
+        Action::Cas {
             loc,
             expected,
             new,
             success,
             failure,
             weak,
+            lock: false,
         } => format!(
             "compare_exchange{}({}/{}) loc{} {} -> {}: read {}, {}",
             if weak { "_weak" } else { "" },

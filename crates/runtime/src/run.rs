@@ -73,8 +73,8 @@ impl Default for RunConfig {
 pub struct Summary {
     pub stats: Stats,
     /// Executions cut because a spinning thread re-read old values or a
-    /// thread waited for a lock that a later release hands over (explored
-    /// separately); not bugs.
+    /// condition variable's waiter was not woken (the executions where they
+    /// go on are explored separately); not bugs.
     pub blocked: u64,
     /// Live random runs: how many distinct behaviours the executions showed
     /// (they differ when some thread read a different sequence of values).

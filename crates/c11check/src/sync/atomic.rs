@@ -138,6 +138,7 @@ impl Word {
                 success,
                 failure,
                 weak,
+                lock: false,
             },
             site,
         );

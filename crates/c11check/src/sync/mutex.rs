@@ -90,9 +90,9 @@ impl<T: ?Sized> Mutex<T> {
         }
     }
 
-    /// Takes the lock. If the explorer makes this acquisition read the lock as
-    /// held, the thread waits: that execution stops here, and the one where
-    /// it reads the holder's release is explored on its own.
+    /// Takes the lock. The exhaustive explorer runs the acquisition only once
+    /// the lock is free; if it finds the lock held (only when no other thread
+    /// can run: a deadlock), the thread waits, and the execution stops there.
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         while !self.try_acquire() {
