@@ -186,9 +186,10 @@ impl FiberDriver {
                 s.in_fiber = true;
                 s.set_stamp(t, done);
             }
+            let size = self.options.stack_size;
             let fiber = self.slot(t).fiber.as_mut().expect("fiber");
             crate::alloc::set_in_fiber(true);
-            let res = fiber.resume(input);
+            let res = crate::overflow::resume(fiber, t, size, input);
             crate::alloc::set_in_fiber(false);
             self.shared.borrow_mut().in_fiber = false;
             let pending = match res {

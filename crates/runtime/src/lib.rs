@@ -21,6 +21,7 @@ pub mod alloc;
 mod driver;
 mod fiber;
 mod live;
+mod overflow;
 mod report;
 mod run;
 

@@ -254,7 +254,9 @@ impl<'a> Execution<'a> {
             s.set_stamp(t as u32, stamp);
         }
         crate::alloc::set_in_fiber(true);
-        let res = self.threads[t].fiber.as_mut().expect("fiber").resume(input);
+        let size = self.cfg.runtime.stack_size;
+        let fiber = self.threads[t].fiber.as_mut().expect("fiber");
+        let res = crate::overflow::resume(fiber, t as u32, size, input);
         crate::alloc::set_in_fiber(false);
         self.shared.borrow_mut().in_fiber = false;
         let pending = match res {
