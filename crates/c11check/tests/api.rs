@@ -202,6 +202,21 @@ fn contended_mutex_explores_each_order_once_without_blocked_executions() {
     assert_eq!((summary.stats.executions, summary.blocked), (6, 0));
 }
 
+/// `try_lock` is not a wait: failing while another thread holds the lock is
+/// one of its outcomes, next to succeeding before or after.
+#[test]
+fn try_lock_fails_while_the_lock_is_held() {
+    let (set, _) = outcomes(|| {
+        let m = Arc::new(Mutex::new(()));
+        let m2 = m.clone();
+        let t = thread::spawn(move || drop(m2.lock().unwrap()));
+        let got = m.try_lock().is_ok();
+        t.join().unwrap();
+        got
+    });
+    assert_eq!(set, BTreeSet::from([false, true]));
+}
+
 #[test]
 fn panics_are_reported_with_a_replay_string() {
     let report = Builder::new()

@@ -113,14 +113,15 @@ pub(crate) fn runnable<D: Driver>(
 }
 
 /// Whether the lock at `loc` is held in `g`: some thread's last write to it
-/// is a lock acquisition (a release is a store to it).
+/// took it (a lock acquisition or a `try_lock` that succeeded; a release is
+/// a store).
 pub(crate) fn lock_held(g: &ExecutionGraph, loc: Loc) -> bool {
     (0..g.num_threads() as u32).any(|t| {
         g.thread_events(t)
             .iter()
             .rev()
             .find(|e| e.loc() == Some(loc) && e.is_write())
-            .is_some_and(|e| matches!(e.action, Action::Cas { lock: true, .. }))
+            .is_some_and(|e| matches!(e.action, Action::Cas { .. }))
     })
 }
 

@@ -259,7 +259,10 @@ impl Interp<'_> {
             }
             Expr::Lock(l) | Expr::TryLock(l) => {
                 let loc = self.loc(l)?;
-                let r = self.ask(Action::lock_acquire(loc))?;
+                let r = self.ask(match e {
+                    Expr::Lock(_) => Action::lock_acquire(loc),
+                    _ => Action::lock_try(loc),
+                })?;
                 if !r.wrote && matches!(e, Expr::Lock(_)) {
                     self.ask(Action::Block {
                         reason: BlockReason::LockHeld,

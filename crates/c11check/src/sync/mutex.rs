@@ -74,8 +74,10 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
-    fn try_acquire(&self) -> bool {
-        access(&self.cell, 0, Action::lock_acquire, Location::caller()).ok
+    /// One attempt to take the lock: `acquire` is `Action::lock_acquire` when
+    /// a failure waits, `Action::lock_try` when it is the caller's result.
+    fn try_acquire(&self, acquire: fn(c11check_model::Loc) -> Action) -> bool {
+        access(&self.cell, 0, acquire, Location::caller()).ok
     }
 
     fn guard(&self) -> LockResult<MutexGuard<'_, T>> {
@@ -95,7 +97,7 @@ impl<T: ?Sized> Mutex<T> {
     /// can run: a deadlock), the thread waits, and the execution stops there.
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-        while !self.try_acquire() {
+        while !self.try_acquire(Action::lock_acquire) {
             wait_lock(&self.cell, Location::caller());
         }
         self.guard()
@@ -103,7 +105,7 @@ impl<T: ?Sized> Mutex<T> {
 
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-        if !self.try_acquire() {
+        if !self.try_acquire(Action::lock_try) {
             return Err(TryLockError::WouldBlock);
         }
         self.guard().map_err(TryLockError::Poisoned)
