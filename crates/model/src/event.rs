@@ -301,26 +301,11 @@ impl Action {
     /// Trying to take a lock at `loc` (`try_lock`): the same compare-exchange,
     /// but a failure is a result the thread goes on with, not a wait.
     pub fn lock_try(loc: Loc) -> Action {
-        match Action::lock_acquire(loc) {
-            Action::Cas {
-                loc,
-                expected,
-                new,
-                success,
-                failure,
-                weak,
-                ..
-            } => Action::Cas {
-                loc,
-                expected,
-                new,
-                success,
-                failure,
-                weak,
-                lock: false,
-            },
-            _ => unreachable!("a lock acquisition is a compare-exchange"),
+        let mut action = Action::lock_acquire(loc);
+        if let Action::Cas { lock, .. } = &mut action {
+            *lock = false;
         }
+        action
     }
     /// Releasing a lock at `loc`: a release store of 0.
     pub fn lock_release(loc: Loc) -> Action {
