@@ -20,6 +20,7 @@ pub(crate) fn new_fiber(
     stacks: &mut Vec<DefaultStack>,
     stack_size: usize,
 ) -> Fiber {
+    crate::overflow::install();
     let stack = stacks.pop().unwrap_or_else(|| {
         DefaultStack::new(stack_size).expect("c11check: cannot allocate a fiber stack")
     });

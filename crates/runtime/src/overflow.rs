@@ -37,7 +37,6 @@ pub(crate) fn resume(
     size: usize,
     input: crate::Outcome,
 ) -> CoroutineResult<crate::Request, ()> {
-    install();
     let running = Running {
         stack: f.trap_handler(),
         thread: t,
@@ -50,8 +49,9 @@ pub(crate) fn resume(
 }
 
 /// Installs the handler (once per process) and an alternate signal stack
-/// (once per OS thread, unless the thread has one).
-fn install() {
+/// (once per OS thread, unless the thread has one). Called when a fiber is
+/// made, not on every resume (that is every visible operation).
+pub(crate) fn install() {
     PREVIOUS.get_or_init(|| {
         let mut previous: [libc::sigaction; 2] =
             // SAFETY: sigaction is plain data; all-zero is a valid value.
