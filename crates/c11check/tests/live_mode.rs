@@ -396,6 +396,114 @@ fn live_spin_until_a_late_store_is_not_a_livelock() {
     assert!(r.is_ok(), "{}", r.unwrap_err());
 }
 
+/// A compare-exchange loop that can only fail (nobody stores the value it
+/// expects) is a wait loop like a load loop: reported at once, strong or
+/// weak (a weak one that failed spuriously is not taken as stuck, but its
+/// next turns are).
+#[test]
+fn live_endless_compare_exchange_spin_is_reported_at_once() {
+    for weak in [false, true] {
+        let rep = Builder::new()
+            .random(20)
+            .seed(3)
+            .live()
+            .explore(move || {
+                let lock = Arc::new(AtomicUsize::new(1));
+                let l2 = lock.clone();
+                let t = thread::spawn(move || loop {
+                    let r = if weak {
+                        l2.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                    } else {
+                        l2.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                    };
+                    if r.is_ok() {
+                        break;
+                    }
+                    thread::yield_now();
+                });
+                t.join().unwrap();
+            })
+            .expect_err("nobody releases the lock");
+        assert_eq!(rep.failure.kind, FailureKind::Livelock, "{rep}");
+        assert!(rep.failure.message.contains("spins forever"), "{rep}");
+        assert_eq!(rep.hits.map(|h| h.0), Some(20));
+        assert!(
+            rep.trace.len() < 60,
+            "weak {weak}: {} operations: {rep}",
+            rep.trace.len()
+        );
+    }
+}
+
+/// No false alarm: a compare-exchange loop on a lock that its holder
+/// releases only after a long run of loads, and a weak compare-exchange
+/// loop on a free lock (it fails only spuriously, and succeeds later).
+#[test]
+fn live_compare_exchange_spin_until_a_late_release_is_not_a_livelock() {
+    let r = Builder::new().random(300).seed(6).live().explore(|| {
+        let lock = Arc::new(AtomicUsize::new(0));
+        let l2 = lock.clone();
+        let t = thread::spawn(move || {
+            while l2
+                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                thread::yield_now();
+            }
+        });
+        t.join().unwrap();
+    });
+    assert!(r.is_ok(), "{}", r.unwrap_err());
+    let r = Builder::new().random(300).seed(5).live().explore(|| {
+        let lock = Arc::new(AtomicUsize::new(1));
+        let other = Arc::new(AtomicUsize::new(0));
+        let l2 = lock.clone();
+        let t = thread::spawn(move || {
+            while l2
+                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                thread::yield_now();
+            }
+        });
+        for _ in 0..100 {
+            other.load(Ordering::Relaxed);
+        }
+        lock.store(0, Ordering::Release);
+        t.join().unwrap();
+    });
+    assert!(r.is_ok(), "{}", r.unwrap_err());
+}
+
+/// No false alarm: a compare-exchange loop that retries with the value its
+/// failure read (the usual increment loop) does not repeat its turn even
+/// when no store came during it; three threads make one fail twice in a row.
+#[test]
+fn live_compare_exchange_retry_with_the_value_read_is_not_a_livelock() {
+    let r = Builder::new().random(300).seed(7).live().explore(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let x = x.clone();
+                thread::spawn(move || {
+                    let mut v = x.load(Ordering::Relaxed);
+                    while let Err(now) =
+                        x.compare_exchange_weak(v, v + 1, Ordering::Relaxed, Ordering::Relaxed)
+                    {
+                        v = now;
+                        thread::yield_now();
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(x.load(Ordering::Relaxed), 3);
+    });
+    assert!(r.is_ok(), "{}", r.unwrap_err());
+}
+
 /// A live report names, for each load, the store it read (by thread and
 /// sequence number, or the initial value), and `Report::dot` draws the
 /// execution: a cluster per thread and an rf edge per load.

@@ -122,6 +122,13 @@ struct Thread {
     /// Whether its current wait-loop turn (since its last `yield_now`) did
     /// only fences and loads that had a single store to read.
     turn_clean: bool,
+    /// A hash of the failed compare-exchanges of its current turn (what each
+    /// expected and read), and of its turn before: a loop that feeds the
+    /// value a failure read into its next attempt does not repeat a turn,
+    /// so a turn with failed compare-exchanges is stuck only when it
+    /// repeats the one before.
+    turn_cas: u64,
+    last_turn_cas: u64,
     /// `Execution::progress` when that turn began.
     turn_start: u64,
     /// Set when a clean turn ended with no progress since it began: the
@@ -235,6 +242,8 @@ impl<'a> Execution<'a> {
                 park_considered: false,
                 reads_hash: 0,
                 turn_clean: true,
+                turn_cas: 0,
+                last_turn_cas: 0,
                 turn_start: 0,
                 stuck_at: None,
             });
@@ -422,8 +431,10 @@ impl<'a> Execution<'a> {
                 Pending::Spin => {
                     spinning[t] = true;
                     let th = &mut self.threads[t];
-                    th.stuck_at =
-                        (th.turn_clean && th.turn_start == self.progress).then_some(self.progress);
+                    let repeats = th.turn_cas == th.last_turn_cas;
+                    th.stuck_at = (th.turn_clean && repeats && th.turn_start == self.progress)
+                        .then_some(self.progress);
+                    th.last_turn_cas = std::mem::take(&mut th.turn_cas);
                     th.turn_clean = true;
                     th.turn_start = self.progress;
                     let stuck = th.stuck_at.is_some();
@@ -570,7 +581,11 @@ impl<'a> Execution<'a> {
     fn perform(&mut self, t: usize, action: Action, site: Site) -> Option<Failure> {
         let tid = t as u32;
         let (mut seq, mut read_from) = (None, None);
-        if !matches!(action, Action::Load { .. } | Action::Fence { .. }) {
+        // A compare-exchange that fails is a load (judged below).
+        if !matches!(
+            action,
+            Action::Load { .. } | Action::Fence { .. } | Action::Cas { .. }
+        ) {
             self.threads[t].turn_clean = false;
         }
         let outcome = match action {
@@ -609,7 +624,19 @@ impl<'a> Execution<'a> {
                     .mem
                     .perform(tid, action, spurious, &mut choose)
                     .expect("a memory action");
-                if most > 1 {
+                // A failed compare-exchange that could not have succeeded
+                // reads the same next turn while no store comes (and does
+                // the same if it expects the same, see `turn_cas`); one that
+                // may have failed spuriously may succeed then.
+                let may_change = match action {
+                    Action::Cas { weak, expected, .. } => {
+                        let th = &mut self.threads[t];
+                        th.turn_cas = mix(th.turn_cas ^ mix(expected as u64) ^ p.val as u64);
+                        p.written.is_some() || weak && spurious
+                    }
+                    _ => false,
+                };
+                if most > 1 || may_change {
                     self.threads[t].turn_clean = false;
                 }
                 if p.written.is_some() {
