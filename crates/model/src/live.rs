@@ -173,6 +173,8 @@ pub enum ReadFrom {
 
 /// The state of one random execution under C11Tester's operational model.
 pub struct LiveMemory {
+    /// `add_edge`'s work list, kept to save an allocation per edge.
+    edge_queue: Vec<NodeId>,
     seq: u64,
     sc_model: bool,
     threads: Vec<ThreadState>,
@@ -198,6 +200,7 @@ impl LiveMemory {
     /// SeqCst.
     pub fn new(sc_model: bool) -> Self {
         let mut m = LiveMemory {
+            edge_queue: Vec::new(),
             seq: 0,
             sc_model,
             threads: Vec::new(),
@@ -431,15 +434,18 @@ impl LiveMemory {
             f.edges.push(to);
         }
         if self.merge(to, from) {
-            let mut queue = vec![to];
+            let mut queue = std::mem::take(&mut self.edge_queue);
+            queue.push(to);
             while let Some(n) = queue.pop() {
-                let edges = self.node(n).edges.clone();
-                for d in edges {
+                // `merge` changes clocks, never edges: index, do not copy.
+                for i in 0..self.node(n).edges.len() {
+                    let d = self.node(n).edges[i];
                     if self.nodes.contains_key(&d) && self.merge(d, n) {
                         queue.push(d);
                     }
                 }
             }
+            self.edge_queue = queue;
         }
     }
 
