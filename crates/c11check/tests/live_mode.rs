@@ -9,7 +9,7 @@ mod seqlock;
 mod common;
 
 use c11check::cell::UnsafeCell;
-use c11check::model::{Builder, FailureKind};
+use c11check::model::{Builder, FailureKind, Report};
 use c11check::sync::atomic::{AtomicUsize, Ordering};
 use c11check::sync::{Arc, Mutex};
 use c11check::thread;
@@ -361,14 +361,34 @@ fn live_endless_spin_is_reported_at_once() {
             t.join().unwrap();
         })
         .expect_err("nobody stores 5");
-    assert_eq!(rep.failure.kind, FailureKind::Livelock, "{rep}");
-    assert!(rep.failure.message.contains("spins forever"), "{rep}");
-    assert_eq!(rep.hits.map(|h| h.0), Some(20));
+    assert_livelock_reported_at_once(&rep, "a load loop");
+}
+
+/// Every one of 20 iterations ends in the livelock `rep` reports, within a
+/// few turns of the loop (`what`), not at the step bound.
+fn assert_livelock_reported_at_once(rep: &Report, what: &str) {
+    assert_eq!(rep.failure.kind, FailureKind::Livelock, "{what}: {rep}");
+    assert!(
+        rep.failure.message.contains("spins forever"),
+        "{what}: {rep}"
+    );
+    assert_eq!(rep.hits.map(|h| h.0), Some(20), "{what}");
     assert!(
         rep.trace.len() < 60,
-        "{} operations: {rep}",
+        "{what}: {} operations: {rep}",
         rep.trace.len()
     );
+}
+
+/// Takes `lock` (0 free, 1 held) with a weak compare-exchange loop that
+/// yields between tries.
+fn spin_lock_weak(lock: &AtomicUsize) {
+    while lock
+        .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        thread::yield_now();
+    }
 }
 
 /// No false alarm: a spinner whose flag comes only after another thread's
@@ -424,14 +444,7 @@ fn live_endless_compare_exchange_spin_is_reported_at_once() {
                 t.join().unwrap();
             })
             .expect_err("nobody releases the lock");
-        assert_eq!(rep.failure.kind, FailureKind::Livelock, "{rep}");
-        assert!(rep.failure.message.contains("spins forever"), "{rep}");
-        assert_eq!(rep.hits.map(|h| h.0), Some(20));
-        assert!(
-            rep.trace.len() < 60,
-            "weak {weak}: {} operations: {rep}",
-            rep.trace.len()
-        );
+        assert_livelock_reported_at_once(&rep, &format!("weak {weak}"));
     }
 }
 
@@ -443,14 +456,7 @@ fn live_compare_exchange_spin_until_a_late_release_is_not_a_livelock() {
     let r = Builder::new().random(300).seed(6).live().explore(|| {
         let lock = Arc::new(AtomicUsize::new(0));
         let l2 = lock.clone();
-        let t = thread::spawn(move || {
-            while l2
-                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-            {
-                thread::yield_now();
-            }
-        });
+        let t = thread::spawn(move || spin_lock_weak(&l2));
         t.join().unwrap();
     });
     assert!(r.is_ok(), "{}", r.unwrap_err());
@@ -458,14 +464,7 @@ fn live_compare_exchange_spin_until_a_late_release_is_not_a_livelock() {
         let lock = Arc::new(AtomicUsize::new(1));
         let other = Arc::new(AtomicUsize::new(0));
         let l2 = lock.clone();
-        let t = thread::spawn(move || {
-            while l2
-                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-            {
-                thread::yield_now();
-            }
-        });
+        let t = thread::spawn(move || spin_lock_weak(&l2));
         for _ in 0..100 {
             other.load(Ordering::Relaxed);
         }
