@@ -120,7 +120,9 @@ struct Thread {
     /// order: two executions differ in behaviour if some thread's differs.
     reads_hash: u64,
     /// Whether its current wait-loop turn (since its last `yield_now`) did
-    /// only fences and loads that had a single store to read.
+    /// only fences, and loads and failed compare-exchanges that had a single
+    /// store to read (a compare-exchange that may have failed spuriously
+    /// does not count).
     turn_clean: bool,
     /// A hash of the failed compare-exchanges of its current turn (what each
     /// expected and read), and of its turn before: a loop that feeds the
