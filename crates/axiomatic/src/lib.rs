@@ -89,7 +89,6 @@ pub fn make_event(thread: u32, index: u32, action: Action, rval: Value, wrote: b
         ),
         Action::Cas {
             loc,
-            new,
             success,
             failure,
             ..
@@ -97,13 +96,17 @@ pub fn make_event(thread: u32, index: u32, action: Action, rval: Value, wrote: b
             Some(loc),
             true,
             wrote,
-            if wrote { new } else { 0 },
+            if wrote {
+                action.cas_new(rval).unwrap_or(0)
+            } else {
+                0
+            },
             if wrote { success } else { failure },
         ),
         Action::Fence { ord } => (None, false, false, 0, ord),
         _ => (None, false, false, 0, MemOrder::Relaxed),
     };
-    let spurious = matches!(action, Action::Cas { expected, .. } if !wrote && expected == rval);
+    let spurious = !wrote && action.cas_succeeds(rval) == Some(true);
     Ev {
         thread: Some(thread),
         index,
@@ -404,16 +407,12 @@ pub fn thread_traces(p: &dyn TraceProgram, t: usize, domains: &[BTreeSet<Value>]
                 Action::Load { loc, .. } | Action::Rmw { loc, .. } => {
                     values(loc).into_iter().map(|v| (v, true)).collect()
                 }
-                Action::Cas {
-                    loc,
-                    expected,
-                    weak,
-                    ..
-                } => {
+                Action::Cas { loc, weak, .. } => {
                     let mut o = Vec::new();
                     for v in values(loc) {
-                        o.push((v, v == expected));
-                        if weak && v == expected {
+                        let ok = a.cas_succeeds(v) == Some(true);
+                        o.push((v, ok));
+                        if weak && ok {
                             o.push((v, false));
                         }
                     }
@@ -679,9 +678,10 @@ fn enumerate_porf(
                         }
                         for (w, v) in writes {
                             match a {
-                                Action::Cas { expected, weak, .. } => {
-                                    choices.push((v, v == expected, Some(w)));
-                                    if weak && v == expected {
+                                Action::Cas { weak, .. } => {
+                                    let ok = a.cas_succeeds(v) == Some(true);
+                                    choices.push((v, ok, Some(w)));
+                                    if weak && ok {
                                         choices.push((v, false, Some(w)));
                                     }
                                 }

@@ -11,7 +11,7 @@ mod common;
 use c11check::cell::UnsafeCell;
 use c11check::model::{Builder, FailureKind, Report};
 use c11check::sync::atomic::{AtomicUsize, Ordering};
-use c11check::sync::{Arc, Mutex};
+use c11check::sync::{Arc, Condvar, Mutex};
 use c11check::thread;
 use common::outcomes;
 use std::collections::BTreeSet;
@@ -58,6 +58,60 @@ fn three_lockers() {
 #[test]
 fn live_locks_wait_and_retry() {
     Builder::new().random(300).live().check(three_lockers);
+}
+
+/// A condition-variable wait in a live execution: the waiter sleeps until a
+/// notification leaves a token (it is not run meanwhile), then takes it.
+#[test]
+fn live_condvar_hands_over_a_flag() {
+    Builder::new().random(300).live().check(|| {
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let p2 = pair.clone();
+        let h = thread::spawn(move || {
+            *p2.0.lock().unwrap() = true;
+            p2.1.notify_one();
+        });
+        let mut ready = pair.0.lock().unwrap();
+        while !*ready {
+            ready = pair.1.wait(ready).unwrap();
+        }
+        drop(ready);
+        h.join().unwrap();
+    });
+}
+
+/// A notification sent before the wait began is lost: the waiter sleeps
+/// forever, a deadlock named as a wait for the condition variable. A timed
+/// wait in its place ends by timing out.
+#[test]
+fn live_lost_wakeup_is_a_deadlock_and_a_timed_wait_times_out() {
+    let lost = |timed: bool| {
+        move || {
+            let pair = Arc::new((Mutex::new(()), Condvar::new()));
+            let p2 = pair.clone();
+            let h = thread::spawn(move || p2.1.notify_one());
+            h.join().unwrap();
+            let g = pair.0.lock().unwrap();
+            if timed {
+                let _g = pair.1.wait_timeout(g, std::time::Duration::from_millis(1));
+            } else {
+                let _g = pair.1.wait(g).unwrap();
+            }
+        }
+    };
+    let rep = Builder::new()
+        .random(100)
+        .live()
+        .explore(lost(false))
+        .expect_err("the wake-up is lost");
+    assert_eq!(rep.failure.kind, FailureKind::Deadlock, "{rep}");
+    assert!(
+        rep.failure
+            .message
+            .contains("waits for a condition variable's notification"),
+        "{rep}"
+    );
+    Builder::new().random(100).live().check(lost(true));
 }
 
 struct Racy(UnsafeCell<i32>);

@@ -358,3 +358,82 @@ fn condvar_timed_wait_without_notifier(b: Builder) {
     // outcome.
     assert_eq!(*timed_out.lock().unwrap(), BTreeSet::from([true]));
 }
+
+/// The hand-over of `condvar_hands_over_a_flag`, counted.
+fn hand_over(notify_all: bool) {
+    let pair = (Mutex::new(false), Condvar::new());
+    thread::scope(|s| {
+        s.spawn(|| {
+            *pair.0.lock().unwrap() = true;
+            if notify_all {
+                pair.1.notify_all();
+            } else {
+                pair.1.notify_one();
+            }
+        });
+        let mut ready = pair.0.lock().unwrap();
+        while !*ready {
+            ready = pair.1.wait(ready).unwrap();
+        }
+    });
+}
+
+/// A wait is one token take that the explorer schedules only once a
+/// notification has left a token (as a lock acquisition waits for the
+/// release): no execution stops inside a wait that a later notification
+/// ends, and no execution differs from another only in how often a waiter
+/// looked for a token before one came. The four: the notifier runs first;
+/// the waiter is woken; it wakes spuriously and finds the flag set, or not
+/// and waits again. (Before, 6 executions and 2 blocked ones.)
+#[test]
+fn condvar_waits_are_no_executions_of_their_own() {
+    for notify_all in [false, true] {
+        let summary = Builder::new()
+            .explore(move || hand_over(notify_all))
+            .unwrap_or_else(|r| panic!("{r}"));
+        assert_eq!((summary.stats.executions, summary.blocked), (4, 0));
+    }
+}
+
+/// Two threads wait for one flag: `notify_all` wakes both (each takes one of
+/// the two tokens it leaves), `notify_one` only one of them, and the other
+/// then sleeps forever, which is reported.
+fn two_waiters(notify_all: bool) -> Result<c11check::model::Summary, Box<c11check::model::Report>> {
+    Builder::new().explore(move || {
+        let pair = (Mutex::new(false), Condvar::new());
+        thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let mut ready = pair.0.lock().unwrap();
+                    while !*ready {
+                        ready = pair.1.wait(ready).unwrap();
+                    }
+                });
+            }
+            *pair.0.lock().unwrap() = true;
+            if notify_all {
+                pair.1.notify_all();
+            } else {
+                pair.1.notify_one();
+            }
+        });
+    })
+}
+
+#[test]
+fn notify_all_wakes_every_waiter() {
+    let summary = two_waiters(true).unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(summary.blocked, 0);
+}
+
+#[test]
+fn notify_one_with_two_waiters_loses_one() {
+    let r = two_waiters(false).expect_err("the second waiter is never woken");
+    assert_eq!(r.failure.kind, FailureKind::Deadlock, "{r}");
+    assert!(
+        r.failure
+            .message
+            .contains("a condition variable's notification that nothing can send any more"),
+        "{r}"
+    );
+}

@@ -371,10 +371,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             // A lock acquisition revisited by a write that holds the lock
             // would find it held and wait: instead it is taken back, and its
             // thread tries again once the lock is released (see `runnable`).
-            let waits = matches!(
-                g.event(r).action,
-                Action::Cas { lock: true, expected, .. } if expected != g.written_value(w)
-            );
+            let action = g.event(r).action;
+            let waits = matches!(action, Action::Cas { lock: true, .. })
+                && action.cas_succeeds(g.written_value(w)) == Some(false);
             for &sp in spurious {
                 let mut g2 = base.clone();
                 if waits {
@@ -669,7 +668,7 @@ fn classes_kept(g: &ExecutionGraph, g2: &ExecutionGraph, moved: EventId) -> bool
 fn read_writes(action: &Action, value: c11check_model::Value, spurious: bool) -> bool {
     match *action {
         Action::Rmw { .. } => true,
-        Action::Cas { expected, .. } => !spurious && value == expected,
+        Action::Cas { .. } => !spurious && action.cas_succeeds(value) == Some(true),
         _ => false,
     }
 }

@@ -55,11 +55,11 @@ pub(crate) fn final_combinations(a: &Analysis<'_>, observed: &[Loc]) -> Vec<Vec<
 /// action), or, when none can, how the execution ends.
 ///
 /// With `first_only`, only the first one, passing over a thread whose next
-/// step takes a lock that is held ([`lock_held`]): that acquisition could
-/// only find the lock held and wait, an execution that shows nothing the
-/// one where it waits its turn does not. It runs once the lock is free, or
-/// when no other thread can run (then it finds the lock held, and the
-/// execution shows the deadlock).
+/// step takes a lock that is held ([`lock_held`]) or a token that is not
+/// there ([`token_missing`]): that step could only fail and wait, an
+/// execution that shows nothing the one where it waits its turn does not.
+/// It runs once the lock is free (the token there), or when no other thread
+/// can run (then it fails, and the execution shows the deadlock).
 pub(crate) fn runnable<D: Driver>(
     driver: &mut D,
     g: &mut ExecutionGraph,
@@ -85,10 +85,19 @@ pub(crate) fn runnable<D: Driver>(
         }
         if first_only {
             if let Action::Cas {
-                loc, lock: true, ..
+                loc,
+                lock: true,
+                take,
+                expected,
+                ..
             } = action
             {
-                if lock_held(g, loc) {
+                let waits = if take {
+                    token_missing(g, loc, expected)
+                } else {
+                    lock_held(g, loc)
+                };
+                if waits {
                     waits_for_lock.get_or_insert((t, action));
                     continue;
                 }
@@ -123,6 +132,29 @@ pub(crate) fn lock_held(g: &ExecutionGraph, loc: Loc) -> bool {
             .find(|e| e.loc() == Some(loc) && e.is_write())
             .is_some_and(|e| matches!(e.action, Action::Cas { .. }))
     })
+}
+
+/// Whether no token take of `expected` at `loc` can succeed in `g`: every
+/// write to `loc` that no read-modify-write has read yet (for a count only
+/// read-modify-writes update, the one that ends modification order) holds
+/// fewer than `expected`.
+pub(crate) fn token_missing(g: &ExecutionGraph, loc: Loc, expected: c11check_model::Value) -> bool {
+    let mut consumed: Vec<EventId> = Vec::new();
+    let mut writes: Vec<EventId> = vec![EventId::init(loc)];
+    for (id, e) in g.events() {
+        if e.loc() != Some(loc) {
+            continue;
+        }
+        if e.is_rmw() {
+            consumed.extend(e.rf);
+        }
+        if e.is_write() {
+            writes.push(id);
+        }
+    }
+    writes
+        .iter()
+        .all(|w| consumed.contains(w) || g.written_value(*w) < expected)
 }
 
 /// Whether some thread of `g` stopped at a loop or step bound.

@@ -243,6 +243,7 @@ impl Interp<'_> {
                     failure: *failure,
                     weak: *weak,
                     lock: false,
+                    take: false,
                 })?;
                 if !r.wrote {
                     self.ask(Action::Store {

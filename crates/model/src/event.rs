@@ -254,6 +254,10 @@ pub enum Action {
         /// thread waits for the lock instead of going on, so the explorer
         /// schedules it only once the lock is free (see `c11check-explore`).
         lock: bool,
+        /// A token take ([`Action::token_take`]): it succeeds when it reads at
+        /// least `expected` and then writes what it read minus `expected`
+        /// (`new` is unused), like a semaphore's acquire.
+        take: bool,
     },
     Fence {
         ord: MemOrder,
@@ -296,6 +300,49 @@ impl Action {
             failure: MemOrder::Relaxed,
             weak: false,
             lock: true,
+            take: false,
+        }
+    }
+    /// Taking one of the tokens counted at `loc` (a condition variable's
+    /// wake-ups): a seq_cst decrement when the count is positive. A thread
+    /// whose take finds none waits, like a lock acquisition (front ends block
+    /// it with `Block { reason: LockHeld }`), so the explorer schedules it
+    /// only while a token is there.
+    pub fn token_take(loc: Loc) -> Action {
+        Action::Cas {
+            loc,
+            expected: 1,
+            new: 0,
+            success: MemOrder::SeqCst,
+            failure: MemOrder::SeqCst,
+            weak: false,
+            lock: true,
+            take: true,
+        }
+    }
+    /// Whether a compare-exchange (or token take) that reads `read` writes,
+    /// spurious failures aside; `None` for other actions.
+    pub fn cas_succeeds(&self, read: Value) -> Option<bool> {
+        match *self {
+            Action::Cas { expected, take, .. } => Some(if take {
+                read >= expected
+            } else {
+                read == expected
+            }),
+            _ => None,
+        }
+    }
+    /// The value a successful compare-exchange (or token take) that read
+    /// `read` writes.
+    pub fn cas_new(&self, read: Value) -> Option<Value> {
+        match *self {
+            Action::Cas {
+                expected,
+                new,
+                take,
+                ..
+            } => Some(if take { read - expected } else { new }),
+            _ => None,
         }
     }
     /// Trying to take a lock at `loc` (`try_lock`): the same compare-exchange,
@@ -366,6 +413,9 @@ impl fmt::Display for Action {
                 operand
             ),
             Action::Cas {
+                loc, take: true, ..
+            } => write!(f, "take(x{})", loc.0),
+            Action::Cas {
                 loc, lock: true, ..
             } => write!(f, "lock(x{})", loc.0),
             Action::Cas {
@@ -376,6 +426,7 @@ impl fmt::Display for Action {
                 failure,
                 weak,
                 lock: false,
+                take: false,
             } => write!(
                 f,
                 "CAS{}{}/{}(x{}, {} -> {})",
@@ -433,7 +484,9 @@ impl Event {
     pub fn is_write(&self) -> bool {
         match self.action {
             Action::Store { .. } | Action::Rmw { .. } => true,
-            Action::Cas { expected, .. } => !self.spurious_fail && self.read_val == expected,
+            Action::Cas { .. } => {
+                !self.spurious_fail && self.action.cas_succeeds(self.read_val) == Some(true)
+            }
             _ => false,
         }
     }
@@ -448,7 +501,7 @@ impl Event {
             Action::Rmw {
                 op, operand, width, ..
             } => Some(width.normalize(op.apply(self.read_val, operand))),
-            Action::Cas { new, .. } if self.is_write() => Some(new),
+            Action::Cas { .. } if self.is_write() => self.action.cas_new(self.read_val),
             _ => None,
         }
     }

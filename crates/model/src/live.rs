@@ -859,6 +859,25 @@ impl LiveMemory {
         spurious: bool,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> (Value, bool) {
+        let outcome = |v: Value| (v == expected).then_some(new);
+        let (old, written) = self.cas_with(t, loc, &outcome, success, failure, spurious, choose);
+        (old, written.is_some())
+    }
+
+    /// A compare-exchange in general: `outcome` says what it writes when it
+    /// reads a value (`None`: it fails). Returns the value read and what it
+    /// wrote.
+    #[allow(clippy::too_many_arguments)]
+    pub fn cas_with(
+        &mut self,
+        t: u32,
+        loc: Loc,
+        outcome: &dyn Fn(Value) -> Option<Value>,
+        success: MemOrder,
+        failure: MemOrder,
+        spurious: bool,
+        choose: &mut dyn FnMut(usize) -> usize,
+    ) -> (Value, Option<Value>) {
         let (success, failure) = (self.effective(success), self.effective(failure));
         let sc = success.is_sc() || failure.is_sc();
         let seq = self.begin_access(t, sc);
@@ -869,20 +888,21 @@ impl LiveMemory {
             .into_iter()
             .filter(|&x| {
                 let n = self.node(x);
-                n.val != expected || n.rmw.is_none() || spurious
+                outcome(n.val).is_none() || n.rmw.is_none() || spurious
             })
             .collect();
         // The read's ordering depends on the outcome: take the success one for
         // the choice (an acquire failure order is applied below).
-        let writes = |v: Value| v == expected && !spurious;
+        let writes = |v: Value| outcome(v).is_some() && !spurious;
         let s = self.read_from(t, loc, MemOrder::Relaxed, sc, &writes, cands, choose);
         let old = self.node(s).val;
-        let wrote = old == expected && !spurious;
+        let written = outcome(old).filter(|_| !spurious);
+        let wrote = written.is_some();
         let read_ord = if wrote { success.read_half() } else { failure };
         if read_ord.is_acquire() {
             self.synchronise(t, s, true);
         }
-        if wrote {
+        if let Some(new) = written {
             self.rmw_write(t, loc, seq, s, new, success);
         } else {
             self.push_entry(
@@ -899,7 +919,7 @@ impl LiveMemory {
         if sc {
             self.sc_sync(t);
         }
-        (old, wrote)
+        (old, written)
     }
 
     pub fn fence(&mut self, t: u32, ord: MemOrder) {
@@ -961,24 +981,17 @@ impl LiveMemory {
             }
             Action::Cas {
                 loc,
-                expected,
-                new,
                 success,
                 failure,
                 weak,
                 ..
             } => {
-                let (old, ok) = self.cas(
-                    t,
-                    loc,
-                    expected,
-                    new,
-                    success,
-                    failure,
-                    weak && spurious,
-                    choose,
-                );
-                (old, ok.then_some(new))
+                let outcome = |v: Value| {
+                    (action.cas_succeeds(v) == Some(true))
+                        .then(|| action.cas_new(v))
+                        .flatten()
+                };
+                self.cas_with(t, loc, &outcome, success, failure, weak && spurious, choose)
             }
             Action::Fence { ord } => {
                 self.fence(t, ord);

@@ -542,6 +542,7 @@ pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
             failure,
             weak,
             lock,
+            take,
             ..
         } => Action::Cas {
             loc: l,
@@ -551,6 +552,7 @@ pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
             failure,
             weak,
             lock,
+            take,
         },
         other => other,
     }

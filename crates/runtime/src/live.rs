@@ -764,12 +764,36 @@ impl<'a> Execution<'a> {
         if waiting.is_empty() {
             return End::Complete;
         }
+        // Threads inside a facade's wait (a condition variable's token take)
+        // say what they wait for; a timed one times out instead.
+        let labels: Vec<Option<&'static str>> = {
+            let shared = self.shared.borrow();
+            waiting
+                .iter()
+                .map(|&t| shared.waits.get(t as usize).copied().flatten())
+                .collect()
+        };
+        if labels.contains(&Some(crate::TIMED_WAIT)) {
+            return End::Blocked;
+        }
+        let plain: Vec<u32> = (waiting.iter().zip(&labels))
+            .filter(|(_, l)| l.is_none())
+            .map(|(&t, _)| t)
+            .collect();
+        let mut parts: Vec<String> = (waiting.iter().zip(&labels))
+            .filter_map(|(&t, l)| {
+                l.map(|what| format!("thread {t} waits for {what} that never comes"))
+            })
+            .collect();
+        if !plain.is_empty() {
+            parts.push(format!(
+                "{} wait for a lock or a thread that never comes",
+                crate::report::thread_list(&plain)
+            ));
+        }
         End::Failed(Failure {
             kind: FailureKind::Deadlock,
-            message: format!(
-                "deadlock: {} wait for a lock or a thread that never comes",
-                crate::report::thread_list(&waiting)
-            ),
+            message: format!("deadlock: {}", parts.join("; ")),
             threads: waiting,
             events: vec![],
         })

@@ -134,6 +134,17 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             e.read_val
         ),
         Action::Cas {
+            loc, take: true, ..
+        } => format!(
+            "take a token at loc{}: {}",
+            loc.0,
+            if e.is_write() {
+                format!("took one of {}", e.read_val)
+            } else {
+                "found none".to_string()
+            }
+        ),
+        Action::Cas {
             loc, lock: true, ..
         } => format!(
             "lock loc{}: {}",
@@ -152,6 +163,7 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             failure,
             weak,
             lock: false,
+            take: false,
         } => format!(
             "compare_exchange{}({}/{}) loc{} {} -> {}: read {}, {}",
             if weak { "_weak" } else { "" },

@@ -330,7 +330,13 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                 if !can_stay_last(holder) {
                     return None;
                 }
-                lock_waits.push((t, holder, wait));
+                if state.waiting_on(t).is_some() {
+                    // A facade's wait (a condition variable's token take),
+                    // told apart below like a spin inside one.
+                    spins.push(t);
+                } else {
+                    lock_waits.push((t, holder, wait));
+                }
             }
             BlockReason::Assume => {
                 // The loads of the spin loop's last turn.

@@ -118,6 +118,11 @@ impl Word {
         )
         .val
     }
+    /// Takes one token if the count here is positive (see
+    /// [`Action::token_take`]); whether it did.
+    pub(crate) fn take_token(&self, site: Site) -> bool {
+        access(&self.cell, self.init(), Action::token_take, site).ok
+    }
     pub(crate) fn cas(
         &self,
         expected: Value,
@@ -139,6 +144,7 @@ impl Word {
                 failure,
                 weak,
                 lock: false,
+                take: false,
             },
             site,
         );
@@ -363,6 +369,14 @@ macro_rules! atomic_int {
             #[allow(dead_code)]
             pub(crate) fn loc_cell(&self) -> &c11check_runtime::LocCell {
                 &self.word.cell
+            }
+            /// Takes one token if the count is positive (a condition
+            /// variable's wake-ups); a thread that finds none waits with
+            /// `wait_lock` on [`Self::loc_cell`].
+            #[allow(dead_code)]
+            #[track_caller]
+            pub(crate) fn take_token(&self) -> bool {
+                self.w().take_token(Location::caller())
             }
             /// The word, once any `get_mut` borrow is over.
             fn w(&self) -> &Word {

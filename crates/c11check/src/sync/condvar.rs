@@ -2,11 +2,16 @@
 //!
 //! A waiter registers, releases the mutex and waits for a wake-up token; a
 //! notification hands out tokens (one, or one per registered waiter), and a
-//! waiter takes one with a compare-exchange. The counters are seq_cst
-//! modelled atomics, so condition-variable operations are totally ordered as
-//! the standard requires. Waiting is a spin loop the model cuts: an
-//! execution where no token ever comes ends with the waiter blocked, and is
-//! reported if nothing can wake it (a lost wake-up).
+//! waiter takes one ([`Action::token_take`]: a decrement when the count is
+//! positive). The counters are seq_cst modelled atomics, so
+//! condition-variable operations are totally ordered as the standard
+//! requires. A take waits like a lock acquisition: the exhaustive explorer
+//! schedules it only while a token is there, a live execution runs the
+//! waiter again once the count changes, so waiting costs no execution of
+//! its own. A waiter that no token can reach any more (a lost wake-up) is
+//! reported as a deadlock.
+//!
+//! [`Action::token_take`]: c11check_model::Action::token_take
 //!
 //! Spurious wake-ups are explored: a wait may return without a token, but not
 //! twice in a row in the same thread (a second one in a row brings nothing
@@ -89,18 +94,13 @@ impl Condvar {
         spurious
     }
 
+    /// Takes a wake-up token, waiting while there is none. The take is one
+    /// action the explorer schedules only while a token is there, so a wait
+    /// costs no execution of its own (as a lock acquisition).
+    #[track_caller]
     fn take_token(&self) {
-        loop {
-            let t = self.tokens.load(Ordering::SeqCst);
-            if t > 0
-                && self
-                    .tokens
-                    .compare_exchange(t, t - 1, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok()
-            {
-                return;
-            }
-            crate::thread::yield_now();
+        while !self.tokens.take_token() {
+            c11check_runtime::wait_lock(self.tokens.loc_cell(), std::panic::Location::caller());
         }
     }
 
