@@ -254,9 +254,9 @@ pub enum Action {
         /// thread waits for the lock instead of going on, so the explorer
         /// schedules it only once the lock is free (see `c11check-explore`).
         lock: bool,
-        /// A token take ([`Action::token_take`]): it succeeds when it reads at
-        /// least `expected` and then writes what it read minus `expected`
-        /// (`new` is unused), like a semaphore's acquire.
+        /// A take ([`Action::take`]): it succeeds when it reads at least
+        /// `expected` and then writes what it read minus `expected` (`new` is
+        /// unused), as a semaphore's acquire.
         take: bool,
     },
     Fence {
@@ -303,20 +303,22 @@ impl Action {
             take: false,
         }
     }
-    /// Taking one of the tokens counted at `loc` (a condition variable's
-    /// wake-ups): a seq_cst decrement when the count is positive. A thread
-    /// whose take finds none waits, like a lock acquisition (front ends block
-    /// it with `Block { reason: LockHeld }`), so the explorer schedules it
-    /// only while a token is there.
-    pub fn token_take(loc: Loc) -> Action {
+    /// Taking `n` of the permits counted at `loc` (a semaphore's acquire: a
+    /// condition variable's wake-up tokens, a reader-writer lock's shares):
+    /// a decrement by `n` when the count is at least `n`, else a read. When
+    /// `waits`, a thread whose take finds too few waits, as a lock
+    /// acquisition does (front ends block it with `Block { reason: LockHeld
+    /// }`), so the explorer schedules it only while enough are there; else
+    /// the failure is a result (`try_lock`).
+    pub fn take(loc: Loc, n: Value, success: MemOrder, failure: MemOrder, waits: bool) -> Action {
         Action::Cas {
             loc,
-            expected: 1,
+            expected: n,
             new: 0,
-            success: MemOrder::SeqCst,
-            failure: MemOrder::SeqCst,
+            success,
+            failure,
             weak: false,
-            lock: true,
+            lock: waits,
             take: true,
         }
     }
@@ -413,8 +415,11 @@ impl fmt::Display for Action {
                 operand
             ),
             Action::Cas {
-                loc, take: true, ..
-            } => write!(f, "take(x{})", loc.0),
+                loc,
+                expected,
+                take: true,
+                ..
+            } => write!(f, "take{}(x{})", expected, loc.0),
             Action::Cas {
                 loc, lock: true, ..
             } => write!(f, "lock(x{})", loc.0),

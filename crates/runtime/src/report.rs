@@ -134,15 +134,16 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             e.read_val
         ),
         Action::Cas {
-            loc, take: true, ..
+            loc,
+            expected,
+            take: true,
+            ..
         } => format!(
-            "take a token at loc{}: {}",
+            "take {} from loc{}: read {}, {}",
+            expected,
             loc.0,
-            if e.is_write() {
-                format!("took one of {}", e.read_val)
-            } else {
-                "found none".to_string()
-            }
+            e.read_val,
+            if e.is_write() { "took" } else { "too few" }
         ),
         Action::Cas {
             loc, lock: true, ..

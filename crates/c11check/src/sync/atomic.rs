@@ -118,10 +118,24 @@ impl Word {
         )
         .val
     }
-    /// Takes one token if the count here is positive (see
-    /// [`Action::token_take`]); whether it did.
-    pub(crate) fn take_token(&self, site: Site) -> bool {
-        access(&self.cell, self.init(), Action::token_take, site).ok
+    /// Takes `n` permits if the count here has them (see [`Action::take`]);
+    /// whether it did.
+    pub(crate) fn take(
+        &self,
+        n: Value,
+        success: MemOrder,
+        failure: MemOrder,
+        waits: bool,
+        site: Site,
+    ) -> bool {
+        let n = self.width.normalize(n);
+        access(
+            &self.cell,
+            self.init(),
+            |loc| Action::take(loc, n, success, failure, waits),
+            site,
+        )
+        .ok
     }
     pub(crate) fn cas(
         &self,
@@ -370,13 +384,27 @@ macro_rules! atomic_int {
             pub(crate) fn loc_cell(&self) -> &c11check_runtime::LocCell {
                 &self.word.cell
             }
-            /// Takes one token if the count is positive (a condition
-            /// variable's wake-ups); a thread that finds none waits with
-            /// `wait_lock` on [`Self::loc_cell`].
+            /// Takes `n` permits if the count has them (a semaphore's
+            /// acquire, see `Action::take`); when `waits`, a thread that
+            /// finds too few then waits with `wait_lock` on
+            /// [`Self::loc_cell`], and the explorer runs it only once enough
+            /// are there.
             #[allow(dead_code)]
             #[track_caller]
-            pub(crate) fn take_token(&self) -> bool {
-                self.w().take_token(Location::caller())
+            pub(crate) fn take(
+                &self,
+                n: $t,
+                success: Ordering,
+                failure: Ordering,
+                waits: bool,
+            ) -> bool {
+                self.w().take(
+                    n as Value,
+                    rmw_order(success),
+                    failure_order(failure),
+                    waits,
+                    Location::caller(),
+                )
             }
             /// The word, once any `get_mut` borrow is over.
             fn w(&self) -> &Word {

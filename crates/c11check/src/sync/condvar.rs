@@ -2,7 +2,7 @@
 //!
 //! A waiter registers, releases the mutex and waits for a wake-up token; a
 //! notification hands out tokens (one, or one per registered waiter), and a
-//! waiter takes one ([`Action::token_take`]: a decrement when the count is
+//! waiter takes one ([`Action::take`]: a decrement when the count is
 //! positive). The counters are seq_cst modelled atomics, so
 //! condition-variable operations are totally ordered as the standard
 //! requires. A take waits like a lock acquisition: the exhaustive explorer
@@ -11,7 +11,7 @@
 //! its own. A waiter that no token can reach any more (a lost wake-up) is
 //! reported as a deadlock.
 //!
-//! [`Action::token_take`]: c11check_model::Action::token_take
+//! [`Action::take`]: c11check_model::Action::take
 //!
 //! Spurious wake-ups are explored: a wait may return without a token, but not
 //! twice in a row in the same thread (a second one in a row brings nothing
@@ -99,7 +99,10 @@ impl Condvar {
     /// costs no execution of its own (as a lock acquisition).
     #[track_caller]
     fn take_token(&self) {
-        while !self.tokens.take_token() {
+        while !self
+            .tokens
+            .take(1, Ordering::SeqCst, Ordering::SeqCst, true)
+        {
             c11check_runtime::wait_lock(self.tokens.loc_cell(), std::panic::Location::caller());
         }
     }

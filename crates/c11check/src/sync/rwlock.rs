@@ -1,6 +1,13 @@
-//! `RwLock` under the model: the state (number of readers, or a writer) is a
-//! modelled atomic; taking it is an acquire compare-exchange, releasing it a
-//! release write, so critical sections are ordered as with a real lock.
+//! `RwLock` under the model: a semaphore of `PERMITS` shares in a modelled
+//! atomic. A reader takes one share, a writer all of them ([`Action::take`],
+//! acquire); releasing gives them back with a release `fetch_add`, so
+//! critical sections are ordered as with a real lock (a writer reads the
+//! last release, and through the release sequence of the count synchronizes
+//! with every reader before it). A take waits like a mutex acquisition: the
+//! exhaustive explorer runs it only while enough shares are there, so
+//! waiting costs no execution.
+//!
+//! [`Action::take`]: c11check_model::Action::take
 
 use super::atomic::{AtomicI64, Ordering};
 use c11check_runtime::wait_lock;
@@ -9,7 +16,8 @@ use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
-const WRITER: i64 = -1;
+/// The shares: a writer takes them all, a reader one.
+const PERMITS: i64 = 1 << 32;
 
 /// `std::sync::RwLock` under the model, with std's poisoning.
 #[derive(Debug, Default)]
@@ -36,7 +44,7 @@ pub struct RwLockWriteGuard<'a, T: ?Sized> {
 impl<T> RwLock<T> {
     pub const fn new(t: T) -> Self {
         RwLock {
-            state: AtomicI64::new(0),
+            state: AtomicI64::new(PERMITS),
             poison: super::mutex::Poison::new(),
             data: UnsafeCell::new(t),
         }
@@ -53,20 +61,18 @@ impl<T> RwLock<T> {
 }
 
 impl<T: ?Sized> RwLock<T> {
-    fn try_read_inner(&self) -> Result<(), bool> {
-        loop {
-            let s = self.state.load(Ordering::Relaxed);
-            if s == WRITER {
-                return Err(true);
-            }
-            if self
-                .state
-                .compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-            {
-                return Ok(());
-            }
-        }
+    /// One attempt to take a share; `waits` when a failure is a wait.
+    #[track_caller]
+    fn take_share(&self, waits: bool) -> bool {
+        self.state
+            .take(1, Ordering::Acquire, Ordering::Relaxed, waits)
+    }
+
+    /// One attempt to take every share.
+    #[track_caller]
+    fn take_all(&self, waits: bool) -> bool {
+        self.state
+            .take(PERMITS, Ordering::Acquire, Ordering::Relaxed, waits)
     }
 
     fn poisoned<G>(&self, g: G) -> LockResult<G> {
@@ -77,10 +83,10 @@ impl<T: ?Sized> RwLock<T> {
         }
     }
 
-    /// Shared access; waits (that execution stops) while a writer holds it.
+    /// Shared access; waits while a writer holds it.
     #[track_caller]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        while self.try_read_inner().is_err() {
+        while !self.take_share(true) {
             wait_lock(self.state.loc_cell(), Location::caller());
         }
         self.poisoned(RwLockReadGuard { lock: self })
@@ -88,23 +94,17 @@ impl<T: ?Sized> RwLock<T> {
 
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        if self.try_read_inner().is_err() {
+        if !self.take_share(false) {
             return Err(TryLockError::WouldBlock);
         }
         self.poisoned(RwLockReadGuard { lock: self })
             .map_err(TryLockError::Poisoned)
     }
 
-    fn try_write_inner(&self) -> bool {
-        self.state
-            .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-    }
-
-    /// Exclusive access; waits (that execution stops) while anyone holds it.
+    /// Exclusive access; waits while anyone holds it.
     #[track_caller]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        while !self.try_write_inner() {
+        while !self.take_all(true) {
             wait_lock(self.state.loc_cell(), Location::caller());
         }
         self.poisoned(RwLockWriteGuard {
@@ -115,7 +115,7 @@ impl<T: ?Sized> RwLock<T> {
 
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        if !self.try_write_inner() {
+        if !self.take_all(false) {
             return Err(TryLockError::WouldBlock);
         }
         self.poisoned(RwLockWriteGuard {
@@ -168,7 +168,7 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
 impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
         if c11check_runtime::in_model() {
-            self.lock.state.fetch_sub(1, Ordering::Release);
+            self.lock.state.fetch_add(1, Ordering::Release);
         }
     }
 }
@@ -179,7 +179,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
             self.lock.poison.set();
         }
         if c11check_runtime::in_model() {
-            self.lock.state.store(0, Ordering::Release);
+            self.lock.state.fetch_add(PERMITS, Ordering::Release);
         }
     }
 }
