@@ -69,6 +69,43 @@ impl Ev {
     }
 }
 
+/// Whether compare-exchange `a` writes when it reads `v` (spurious failures
+/// aside). Written out here rather than taken from the model crate, so that
+/// this checker stays independent of the explorer's semantics: a take
+/// (`Action::take`) needs at least `expected`, a compare-exchange exactly it.
+fn cas_succeeds(a: &Action, v: Value) -> bool {
+    match *a {
+        Action::Cas { expected, take, .. } => {
+            if take {
+                v >= expected
+            } else {
+                v == expected
+            }
+        }
+        _ => false,
+    }
+}
+
+/// What compare-exchange `a` writes when it succeeds after reading `v`: a
+/// take leaves what it read minus what it took.
+fn cas_written(a: &Action, v: Value) -> Value {
+    match *a {
+        Action::Cas {
+            expected,
+            new,
+            take,
+            ..
+        } => {
+            if take {
+                v - expected
+            } else {
+                new
+            }
+        }
+        _ => 0,
+    }
+}
+
 /// Builds the event of `action` given what it read (and, for a CAS, whether it wrote).
 pub fn make_event(thread: u32, index: u32, action: Action, rval: Value, wrote: bool) -> Ev {
     let (loc, reads, writes, wval, mode) = match action {
@@ -96,17 +133,13 @@ pub fn make_event(thread: u32, index: u32, action: Action, rval: Value, wrote: b
             Some(loc),
             true,
             wrote,
-            if wrote {
-                action.cas_new(rval).unwrap_or(0)
-            } else {
-                0
-            },
+            if wrote { cas_written(&action, rval) } else { 0 },
             if wrote { success } else { failure },
         ),
         Action::Fence { ord } => (None, false, false, 0, ord),
         _ => (None, false, false, 0, MemOrder::Relaxed),
     };
-    let spurious = !wrote && action.cas_succeeds(rval) == Some(true);
+    let spurious = !wrote && cas_succeeds(&action, rval);
     Ev {
         thread: Some(thread),
         index,
@@ -410,7 +443,7 @@ pub fn thread_traces(p: &dyn TraceProgram, t: usize, domains: &[BTreeSet<Value>]
                 Action::Cas { loc, weak, .. } => {
                     let mut o = Vec::new();
                     for v in values(loc) {
-                        let ok = a.cas_succeeds(v) == Some(true);
+                        let ok = cas_succeeds(&a, v);
                         o.push((v, ok));
                         if weak && ok {
                             o.push((v, false));
@@ -679,7 +712,7 @@ fn enumerate_porf(
                         for (w, v) in writes {
                             match a {
                                 Action::Cas { weak, .. } => {
-                                    let ok = a.cas_succeeds(v) == Some(true);
+                                    let ok = cas_succeeds(&a, v);
                                     choices.push((v, ok, Some(w)));
                                     if weak && ok {
                                         choices.push((v, false, Some(w)));

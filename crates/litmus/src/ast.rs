@@ -89,6 +89,16 @@ pub enum Expr {
     Unlock(LocRef),
     /// `spin_trylock(l)`: the compare-exchange alone; 1 when it took the lock.
     TryLock(LocRef),
+    /// `sem_take(s, n)`: an acquire take of `n` permits from the count at `s`
+    /// (a decrement by `n` when it holds at least `n`); with too few, the
+    /// thread waits as at a held lock. `sem_trytake(s, n)` (`waits` false):
+    /// the take alone, 1 when it took them. (`sem_give(s, n)` is a release
+    /// `fetch_add`.)
+    Take {
+        loc: LocRef,
+        n: Box<Expr>,
+        waits: bool,
+    },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

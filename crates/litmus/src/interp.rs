@@ -277,6 +277,24 @@ impl Interp<'_> {
                 self.ask(Action::lock_release(loc))?;
                 0
             }
+            Expr::Take { loc, n, waits } => {
+                let loc = self.loc(loc)?;
+                let n = self.eval(n)?;
+                let r = self.ask(Action::take(
+                    loc,
+                    n,
+                    MemOrder::Acquire,
+                    MemOrder::Relaxed,
+                    *waits,
+                ))?;
+                if !r.wrote && *waits {
+                    self.ask(Action::Block {
+                        reason: BlockReason::LockHeld,
+                    })?;
+                    return Err(Halt::Blocked);
+                }
+                r.wrote as Value
+            }
         })
     }
 }
@@ -345,6 +363,10 @@ impl c11check_axiomatic::TraceProgram for LitmusProgram<'_> {
                 Expr::Store { val, .. } | Expr::Rmw { val, .. } => expr(val, out),
                 Expr::Cas { desired, .. } => expr(desired, out),
                 Expr::Lock(_) | Expr::Unlock(_) | Expr::TryLock(_) => out.extend([0, 1]),
+                Expr::Take { n, .. } => {
+                    out.extend([0, 1]);
+                    expr(n, out);
+                }
                 _ => {}
             }
         }

@@ -773,6 +773,24 @@ impl Parser {
             "spin_lock" => Expr::Lock(self.loc_arg()?),
             "spin_unlock" => Expr::Unlock(self.loc_arg()?),
             "spin_trylock" => Expr::TryLock(self.loc_arg()?),
+            "sem_take" | "sem_trytake" | "sem_give" => {
+                let loc = self.loc_arg()?;
+                self.expect_punct(",")?;
+                let n = Box::new(self.expr()?);
+                match base.as_str() {
+                    "sem_give" => Expr::Rmw {
+                        loc,
+                        op: RmwOp::Add,
+                        val: n,
+                        ord: MemOrder::Release,
+                    },
+                    _ => Expr::Take {
+                        loc,
+                        n,
+                        waits: base == "sem_take",
+                    },
+                }
+            }
             // A reference count as `Arc` keeps it: relaxed increments, release
             // decrements; the decrement's value is 1 when it released the last
             // reference, else 0 (nothing more may be learnt from them).
@@ -803,7 +821,9 @@ impl Parser {
             Expr::Load { loc, .. } | Expr::Store { loc, .. } | Expr::Cas { loc, .. } => {
                 Some((loc.base, false))
             }
-            Expr::Lock(loc) | Expr::Unlock(loc) | Expr::TryLock(loc) => Some((loc.base, false)),
+            Expr::Lock(loc) | Expr::Unlock(loc) | Expr::TryLock(loc) | Expr::Take { loc, .. } => {
+                Some((loc.base, false))
+            }
             _ => None,
         };
         if let Some((base, refcount)) = access {

@@ -32,6 +32,18 @@ enum Op {
     /// `spin_trylock` of a lock; when it succeeds, a plain store to a
     /// location and the release.
     TryLocked(u8, u8, u8),
+    /// A section under the two-permit semaphore `s0` (a reader-writer lock):
+    /// `sem_take(s0, n)` for one permit (shared) or both (exclusive), the
+    /// body, `sem_give(s0, n)`. Takes are scheduled only while enough
+    /// permits are there.
+    Permits(bool, Vec<Op>),
+    /// `sem_trytake(s0, 2)`; when it succeeds, a plain store to a location
+    /// and the give back.
+    TryPermits(u8, u8),
+    /// `sem_give(s1, 1)`: a signal (a condition variable's token).
+    Signal,
+    /// `sem_take(s1, 1)`: waits for a signal.
+    Await,
 }
 
 const ORDS: [&str; 5] = [
@@ -57,6 +69,11 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..2u8, prop::bool::weighted(0.5), prop::collection::vec(simple_op(), 1..2))
             .prop_map(|(l, nested, body)| Op::Locked(l, nested, body)),
         1 => (0..2u8, 0..2u8, 1..3u8).prop_map(|(l, x, v)| Op::TryLocked(l, x, v)),
+        1 => (prop::bool::weighted(0.5), prop::collection::vec(simple_op(), 1..2))
+            .prop_map(|(all, body)| Op::Permits(all, body)),
+        1 => (0..2u8, 1..3u8).prop_map(|(x, v)| Op::TryPermits(x, v)),
+        1 => Just(Op::Signal),
+        1 => Just(Op::Await),
     ]
 }
 
@@ -79,11 +96,23 @@ fn render(threads: &[Vec<Op>]) -> String {
         .iter()
         .flatten()
         .any(|o| matches!(o, Op::Locked(..) | Op::TryLocked(..)));
-    let (lock_init, lock_params) = if uses_locks {
-        (" [l0] = 0; [l1] = 0;", ", atomic_int* l0, atomic_int* l1")
+    let (mut lock_init, mut lock_params) = if uses_locks {
+        (
+            " [l0] = 0; [l1] = 0;".to_string(),
+            ", atomic_int* l0, atomic_int* l1".to_string(),
+        )
     } else {
-        ("", "")
+        (String::new(), String::new())
     };
+    if threads.iter().flatten().any(|o| {
+        matches!(
+            o,
+            Op::Permits(..) | Op::TryPermits(..) | Op::Signal | Op::Await
+        )
+    }) {
+        lock_init += " [s0] = 2; [s1] = 0;";
+        lock_params += ", atomic_int* s0, atomic_int* s1";
+    }
     let mut s =
         format!("C random\n{{ [x] = 0; [y] = 0; [e0] = 0; [e1] = 0; [e2] = 0;{lock_init} }}\n");
     let mut keys = vec!["x".to_string(), "y".to_string()];
@@ -110,6 +139,21 @@ fn render(threads: &[Vec<Op>]) -> String {
                         v.push(format!("spin_unlock(l{});", 1 - l));
                     }
                     v.push(format!("spin_unlock(l{l});"));
+                    v
+                }
+                Op::Permits(all, body) => {
+                    let n = 1 + *all as u8;
+                    let mut v = vec![format!("sem_take(s0, {n});")];
+                    for (j, inner) in body.iter().enumerate() {
+                        v.push(render_op(
+                            t,
+                            &format!("r{i}_{j}"),
+                            inner,
+                            &mut last_reg,
+                            &mut keys,
+                        ));
+                    }
+                    v.push(format!("sem_give(s0, {n});"));
                     v
                 }
                 _ => vec![render_op(t, &format!("r{i}"), op, &mut last_reg, &mut keys)],
@@ -157,7 +201,13 @@ fn render_op(
             "int {r} = spin_trylock(l{l}); if ({r} == 1) {{ *{} = {v}; spin_unlock(l{l}); }}",
             LOCS[x as usize]
         ),
-        Op::Locked(..) => unreachable!("critical sections are not nested"),
+        Op::TryPermits(x, v) => format!(
+            "int {r} = sem_trytake(s0, 2); if ({r} == 1) {{ *{} = {v}; sem_give(s0, 2); }}",
+            LOCS[x as usize]
+        ),
+        Op::Signal => "sem_give(s1, 1);".to_string(),
+        Op::Await => "sem_take(s1, 1);".to_string(),
+        Op::Locked(..) | Op::Permits(..) => unreachable!("critical sections are not nested"),
     };
     if line.starts_with("int ") || line.contains(" int ") {
         keys.push(format!("{t}:{r}"));
@@ -237,6 +287,17 @@ proptest! {
             })
             .sum();
         prop_assume!(lock_ops <= 3);
+        // Nor may it order many read-modify-writes of one semaphore.
+        let sem_ops: usize = threads
+            .iter()
+            .flatten()
+            .map(|o| match o {
+                Op::Permits(..) | Op::TryPermits(..) => 2,
+                Op::Signal | Op::Await => 1,
+                _ => 0,
+            })
+            .sum();
+        prop_assume!(sem_ops <= 4);
         let src = render(&threads);
         check(&src, Model::Cpp20, AxModel::Cpp20)?;
         check(&src, Model::Rc11, AxModel::Rc11)?;
