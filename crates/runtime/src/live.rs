@@ -782,7 +782,7 @@ impl<'a> Execution<'a> {
             .collect();
         let mut parts: Vec<String> = (waiting.iter().zip(&labels))
             .filter_map(|(&t, l)| {
-                l.map(|what| format!("thread {t} waits for {what} that never comes"))
+                l.map(|what| format!("thread {t} waits for {what}, which never comes"))
             })
             .collect();
         if !plain.is_empty() {

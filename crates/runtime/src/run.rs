@@ -406,7 +406,7 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
         .collect();
     parts.extend(waits.iter().map(|&t| {
         format!(
-            "thread {t} waits for {} that nothing can send any more",
+            "thread {t} waits for {}, which can no longer come",
             state.waiting_on(t).unwrap_or("a wake-up")
         )
     }));

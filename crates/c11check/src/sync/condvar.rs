@@ -196,12 +196,19 @@ impl Condvar {
 }
 
 /// `std::sync::Barrier` under the model: arrivals are a fetch_add on a
-/// modelled counter (acquire-release, so everything before the barrier in
-/// any thread happens before everything after it); waiting is a loop on the
-/// counter that the model cuts.
+/// modelled counter (acquire-release); the last arrival of a round, the
+/// leader, gives the others one permit each (a release `fetch_add`) and
+/// each of them takes one ([`c11check_model::Action::take`], acquire),
+/// waiting, as at a lock, until the leader came. So everything before the
+/// barrier in any thread happens before everything after it (the leader's
+/// arrival reads the others' through the counter's release sequence), and
+/// waiting costs no execution. Rounds alternate between two permit counts:
+/// a round cannot begin before every waiter of the round two before took
+/// its permit, so no thread takes another round's.
 #[derive(Debug)]
 pub struct Barrier {
     arrived: AtomicUsize,
+    released: [AtomicUsize; 2],
     n: usize,
     /// Rounds completed by each thread (real memory, per thread).
     rounds: std::sync::Mutex<Vec<(u32, u32, usize)>>,
@@ -221,6 +228,7 @@ impl Barrier {
     pub const fn new(n: usize) -> Self {
         Barrier {
             arrived: AtomicUsize::new(0),
+            released: [AtomicUsize::new(0), AtomicUsize::new(0)],
             n,
             rounds: std::sync::Mutex::new(Vec::new()),
         }
@@ -253,11 +261,18 @@ impl Barrier {
         let me = self.arrived.fetch_add(1, Ordering::AcqRel);
         let target = (round + 1) * n;
         let leader = me + 1 == target;
-        c11check_runtime::set_waiting(Some("the other threads of a barrier"));
-        while self.arrived.load(Ordering::Acquire) < target {
-            crate::thread::yield_now();
+        let released = &self.released[round % 2];
+        if leader {
+            if n > 1 {
+                released.fetch_add(n - 1, Ordering::Release);
+            }
+        } else {
+            c11check_runtime::set_waiting(Some("the other threads of a barrier"));
+            while !released.take(1, Ordering::Acquire, Ordering::Relaxed, true) {
+                c11check_runtime::wait_lock(released.loc_cell(), std::panic::Location::caller());
+            }
+            c11check_runtime::set_waiting(None);
         }
-        c11check_runtime::set_waiting(None);
         BarrierWaitResult(leader)
     }
 }
