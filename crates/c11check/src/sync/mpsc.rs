@@ -1,25 +1,38 @@
 //! `std::sync::mpsc` under the model, built directly on modelled atomics:
 //! a sender claims the next slot with a fetch_add, fills it (plain memory)
-//! and publishes it with a release store; the receiver waits for the slot's
-//! flag with an acquire load (a wait loop the model cuts). So a message's
-//! contents happen before its receipt, the order of messages is the order of
-//! the claims, and nothing else (no internal lock) multiplies executions.
+//! and publishes it by giving the slot a permit (a release `fetch_add`); the
+//! receiver takes the permit of its next slot ([`c11check_model::Action::take`],
+//! acquire), waiting, as at a lock, until it is there, so a wait costs no
+//! execution. The last sender to go gives a permit to the first slot no one
+//! claimed, which the receiver then finds empty: disconnected. A bounded
+//! channel also counts free places the same way (a sender takes one, the
+//! receiver gives it back; a receiver that goes gives senders plenty). So a
+//! message's contents happen before its receipt, the order of messages is
+//! the order of the claims, and nothing else (no internal lock) multiplies
+//! executions.
 
 use super::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::collections::HashMap;
+use std::panic::Location;
 pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::sync::{Arc as StdArc, Mutex as StdMutex};
 
 struct Slot<T> {
-    ready: AtomicBool,
+    /// 1 once the slot is published (or, for the first slot no one claimed,
+    /// once every sender is gone).
+    ready: AtomicUsize,
     value: StdMutex<Option<T>>,
 }
+
+/// What a receiver that went gives a bounded channel's free places: more
+/// than senders can take, so none waits again.
+const PLENTY: usize = 1 << 40;
 
 struct Chan<T> {
     /// Slots claimed by senders.
     claimed: AtomicUsize,
-    /// Slots the receiver has emptied (bounded channels wait on it).
-    taken: AtomicUsize,
+    /// Free places of a bounded channel (a permit count).
+    free: AtomicUsize,
     senders: AtomicUsize,
     receiver: AtomicBool,
     bound: Option<usize>,
@@ -42,7 +55,7 @@ impl<T> Chan<T> {
                 .entry(i)
                 .or_insert_with(|| {
                     StdArc::new(Slot {
-                        ready: AtomicBool::new(false),
+                        ready: AtomicUsize::new(0),
                         value: StdMutex::new(None),
                     })
                 })
@@ -54,66 +67,65 @@ impl<T> Chan<T> {
         if !self.receiver.load(Ordering::Acquire) {
             return Err(TrySendError::Disconnected(t));
         }
-        let i = match self.bound {
-            None => self.claimed.fetch_add(1, Ordering::Relaxed),
-            Some(b) => loop {
-                let i = self.claimed.load(Ordering::Relaxed);
-                if i >= self.taken.load(Ordering::Acquire) + b {
-                    if !block {
-                        return Err(TrySendError::Full(t));
-                    }
-                    if !self.receiver.load(Ordering::Acquire) {
-                        return Err(TrySendError::Disconnected(t));
-                    }
-                    crate::thread::yield_now();
-                    continue;
-                }
+        if self.bound.is_some() {
+            // A free place; a receiver that went leaves plenty.
+            loop {
                 if self
-                    .claimed
-                    .compare_exchange(i, i + 1, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
+                    .free
+                    .take(1, Ordering::Acquire, Ordering::Relaxed, block)
                 {
-                    break i;
+                    break;
                 }
-            },
-        };
+                if !block {
+                    return Err(TrySendError::Full(t));
+                }
+                c11check_runtime::wait_lock(self.free.loc_cell(), Location::caller());
+            }
+            if !self.receiver.load(Ordering::Acquire) {
+                return Err(TrySendError::Disconnected(t));
+            }
+        }
+        let i = self.claimed.fetch_add(1, Ordering::Relaxed);
         let slot = self.slot(i);
         *slot.value.lock().unwrap() = Some(t);
-        slot.ready.store(true, Ordering::Release);
+        slot.ready.fetch_add(1, Ordering::Release);
         Ok(())
     }
 
-    /// `Ok(Some)` a message, `Ok(None)` nothing yet, `Err` disconnected.
-    fn poll(&self) -> Result<Option<T>, ()> {
-        let mut next = self.next.lock().unwrap();
-        let slot = self.slot(*next);
-        if slot.ready.load(Ordering::Acquire) {
-            *next += 1;
-            let n = *next;
-            drop(next);
-            let v = slot.value.lock().unwrap().take();
-            if self.bound.is_some() {
-                self.taken.store(n, Ordering::Release);
+    /// `Ok(Some)` a message, `Ok(None)` nothing yet (only when not
+    /// `block`ing: else it waits), `Err` disconnected.
+    #[track_caller]
+    fn poll(&self, block: bool) -> Result<Option<T>, ()> {
+        // (The guard is not held across a wait: a fiber may be dropped there.)
+        let i = *self.next.lock().unwrap();
+        let slot = self.slot(i);
+        while !slot
+            .ready
+            .take(1, Ordering::Acquire, Ordering::Relaxed, block)
+        {
+            if !block {
+                return Ok(None);
             }
-            return Ok(v);
+            c11check_runtime::wait_lock(slot.ready.loc_cell(), Location::caller());
         }
-        drop(next);
-        if self.senders.load(Ordering::Acquire) == 0 {
-            // Every sender is gone; their sends happen before this load.
-            return if slot.ready.load(Ordering::Acquire) {
-                self.poll()
-            } else {
-                Err(())
-            };
+        let Some(v) = slot.value.lock().unwrap().take() else {
+            // The mark of the last sender's going: leave it for the next
+            // receive.
+            slot.ready.fetch_add(1, Ordering::Relaxed);
+            return Err(());
+        };
+        *self.next.lock().unwrap() = i + 1;
+        if self.bound.is_some() {
+            self.free.fetch_add(1, Ordering::Release);
         }
-        Ok(None)
+        Ok(Some(v))
     }
 }
 
 fn make<T>(bound: Option<usize>) -> StdArc<Chan<T>> {
     StdArc::new(Chan {
         claimed: AtomicUsize::new(0),
-        taken: AtomicUsize::new(0),
+        free: AtomicUsize::new(bound.unwrap_or(0)),
         senders: AtomicUsize::new(1),
         receiver: AtomicBool::new(true),
         bound,
@@ -159,9 +171,12 @@ pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
     (SyncSender { chan: chan.clone() }, Receiver { chan })
 }
 
+/// A sender goes; the last one marks the first slot no one claimed (every
+/// claim happens before its sender's going, so this one sees them all).
 fn drop_sender<T>(chan: &Chan<T>) {
-    if c11check_runtime::in_model() {
-        chan.senders.fetch_sub(1, Ordering::Release);
+    if c11check_runtime::in_model() && chan.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let end = chan.claimed.load(Ordering::Acquire);
+        chan.slot(end).ready.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -221,17 +236,17 @@ impl<T> Receiver<T> {
     /// Waits for a message; `Err` once every sender is gone and none is left.
     #[track_caller]
     pub fn recv(&self) -> Result<T, RecvError> {
-        loop {
-            match self.chan.poll() {
-                Ok(Some(t)) => return Ok(t),
-                Ok(None) => crate::thread::yield_now(),
-                Err(()) => return Err(RecvError),
-            }
+        c11check_runtime::set_waiting(Some("a message on a channel"));
+        let r = self.chan.poll(true);
+        c11check_runtime::set_waiting(None);
+        match r {
+            Ok(Some(t)) => Ok(t),
+            _ => Err(RecvError),
         }
     }
     #[track_caller]
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        match self.chan.poll() {
+        match self.chan.poll(false) {
             Ok(Some(t)) => Ok(t),
             Ok(None) => Err(TryRecvError::Empty),
             Err(()) => Err(TryRecvError::Disconnected),
@@ -265,6 +280,10 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if c11check_runtime::in_model() {
             self.chan.receiver.store(false, Ordering::Release);
+            if self.chan.bound.is_some() {
+                // Senders waiting for a free place go on and find it gone.
+                self.chan.free.fetch_add(PLENTY, Ordering::Release);
+            }
         }
     }
 }
