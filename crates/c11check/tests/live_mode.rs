@@ -80,6 +80,34 @@ fn live_condvar_hands_over_a_flag() {
     });
 }
 
+/// Channels, barriers and reader-writer locks wait by taking permits in
+/// live executions too: a waiter sleeps until the count changes, and none
+/// of these waits is taken for a hang.
+#[test]
+fn live_channel_barrier_and_rwlock_waits() {
+    Builder::new().random(300).live().check(|| {
+        let (tx, rx) = c11check::sync::mpsc::sync_channel(1);
+        let barrier = Arc::new(c11check::sync::Barrier::new(2));
+        let lock = Arc::new(c11check::sync::RwLock::new(0));
+        let (b2, l2) = (barrier.clone(), lock.clone());
+        let h = thread::spawn(move || {
+            for v in 1..=3 {
+                tx.send(v).unwrap();
+            }
+            // (Kept until the barrier, it would leave `rx.iter()` waiting
+            // forever: a deadlock, which the checker reports.)
+            drop(tx);
+            *l2.write().unwrap() += 1;
+            b2.wait();
+        });
+        let got: Vec<i32> = rx.iter().collect();
+        assert_eq!(got, vec![1, 2, 3]);
+        barrier.wait();
+        assert_eq!(*lock.read().unwrap(), 1);
+        h.join().unwrap();
+    });
+}
+
 /// A notification sent before the wait began is lost: the waiter sleeps
 /// forever, a deadlock named as a wait for the condition variable. A timed
 /// wait in its place ends by timing out.
