@@ -132,13 +132,7 @@ fn live_lost_wakeup_is_a_deadlock_and_a_timed_wait_times_out() {
         .live()
         .explore(lost(false))
         .expect_err("the wake-up is lost");
-    assert_eq!(rep.failure.kind, FailureKind::Deadlock, "{rep}");
-    assert!(
-        rep.failure
-            .message
-            .contains("waits for a condition variable's notification"),
-        "{rep}"
-    );
+    common::assert_deadlock(&rep, "waits for a condition variable's notification");
     Builder::new().random(100).live().check(lost(true));
 }
 

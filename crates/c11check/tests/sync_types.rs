@@ -1,9 +1,12 @@
 //! RwLock, Once, OnceLock, LazyLock, thread_local!, poisoning.
 
+mod common;
+
 use c11check::model::{Builder, FailureKind};
 use c11check::sync::atomic::{AtomicUsize, Ordering};
 use c11check::sync::{LazyLock, Mutex, Once, OnceLock, RwLock};
 use c11check::thread;
+use common::assert_deadlock;
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
@@ -313,12 +316,9 @@ fn barrier_short_of_threads_is_a_deadlock() {
             Barrier::new(2).wait();
         })
         .unwrap_err();
-    assert_eq!(r.failure.kind, FailureKind::Deadlock, "{r}");
-    assert!(
-        r.failure
-            .message
-            .contains("the other threads of a barrier, which can no longer come"),
-        "{r}"
+    assert_deadlock(
+        &r,
+        "the other threads of a barrier, which can no longer come",
     );
 }
 
@@ -434,8 +434,7 @@ fn recv_with_a_silent_sender_is_a_deadlock() {
             drop(tx);
         })
         .unwrap_err();
-    assert_eq!(r.failure.kind, FailureKind::Deadlock, "{r}");
-    assert!(r.failure.message.contains("a message on a channel"), "{r}");
+    assert_deadlock(&r, "a message on a channel, which can no longer come");
 }
 
 /// A sender waiting for room in a full bounded channel goes on when the
@@ -589,12 +588,9 @@ fn notify_all_wakes_every_waiter() {
 #[test]
 fn notify_one_with_two_waiters_loses_one() {
     let r = two_waiters(false).expect_err("the second waiter is never woken");
-    assert_eq!(r.failure.kind, FailureKind::Deadlock, "{r}");
-    assert!(
-        r.failure
-            .message
-            .contains("a condition variable's notification, which can no longer come"),
-        "{r}"
+    assert_deadlock(
+        &r,
+        "a condition variable's notification, which can no longer come",
     );
 }
 

@@ -122,39 +122,19 @@ fn render(threads: &[Vec<Op>]) -> String {
         for (i, op) in ops.iter().enumerate() {
             let lines = match op {
                 Op::Locked(l, nested, body) => {
-                    let mut v = vec![format!("spin_lock(l{l});")];
+                    let (mut enter, mut leave) = (vec![format!("spin_lock(l{l});")], Vec::new());
                     if *nested {
-                        v.push(format!("spin_lock(l{});", 1 - l));
+                        enter.push(format!("spin_lock(l{});", 1 - l));
+                        leave.push(format!("spin_unlock(l{});", 1 - l));
                     }
-                    for (j, inner) in body.iter().enumerate() {
-                        v.push(render_op(
-                            t,
-                            &format!("r{i}_{j}"),
-                            inner,
-                            &mut last_reg,
-                            &mut keys,
-                        ));
-                    }
-                    if *nested {
-                        v.push(format!("spin_unlock(l{});", 1 - l));
-                    }
-                    v.push(format!("spin_unlock(l{l});"));
-                    v
+                    leave.push(format!("spin_unlock(l{l});"));
+                    section(t, i, enter, body, leave, &mut last_reg, &mut keys)
                 }
                 Op::Permits(all, body) => {
                     let n = 1 + *all as u8;
-                    let mut v = vec![format!("sem_take(s0, {n});")];
-                    for (j, inner) in body.iter().enumerate() {
-                        v.push(render_op(
-                            t,
-                            &format!("r{i}_{j}"),
-                            inner,
-                            &mut last_reg,
-                            &mut keys,
-                        ));
-                    }
-                    v.push(format!("sem_give(s0, {n});"));
-                    v
+                    let enter = vec![format!("sem_take(s0, {n});")];
+                    let leave = vec![format!("sem_give(s0, {n});")];
+                    section(t, i, enter, body, leave, &mut last_reg, &mut keys)
                 }
                 _ => vec![render_op(t, &format!("r{i}"), op, &mut last_reg, &mut keys)],
             };
@@ -166,6 +146,24 @@ fn render(threads: &[Vec<Op>]) -> String {
     }
     s += &format!("locations [{}]\nexists (x=0)\n", keys.join("; "));
     s
+}
+
+/// The lines of a section of thread `t`'s `i`th operation: `enter`, the
+/// body's operations (their results in registers `r{i}_{j}`), `leave`.
+fn section(
+    t: usize,
+    i: usize,
+    mut enter: Vec<String>,
+    body: &[Op],
+    leave: Vec<String>,
+    last_reg: &mut Option<String>,
+    keys: &mut Vec<String>,
+) -> Vec<String> {
+    for (j, inner) in body.iter().enumerate() {
+        enter.push(render_op(t, &format!("r{i}_{j}"), inner, last_reg, keys));
+    }
+    enter.extend(leave);
+    enter
 }
 
 /// One line of thread `t` for `op`, its result (if any) in register `r`.

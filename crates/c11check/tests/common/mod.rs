@@ -34,3 +34,14 @@ pub fn outcomes(b: Builder) -> (Vec<Vec<usize>>, u64) {
     let v = std::mem::take(&mut *seen.lock().unwrap());
     (v, summary.stats.executions)
 }
+
+/// Asserts that `r` reports a deadlock whose message contains `what` (what
+/// the stuck thread waits for).
+pub fn assert_deadlock(r: &c11check::model::Report, what: &str) {
+    assert_eq!(
+        r.failure.kind,
+        c11check::model::FailureKind::Deadlock,
+        "{r}"
+    );
+    assert!(r.failure.message.contains(what), "{r}");
+}
