@@ -369,8 +369,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 _ => &[false],
             };
             // A lock acquisition revisited by a write that holds the lock
-            // would find it held and wait: instead it is taken back, and its
-            // thread tries again once the lock is released (see `runnable`).
+            // (a take, by one that leaves too few permits) would find it
+            // held and wait: instead it is taken back, and its thread tries
+            // again once the lock is released (see `runnable`).
             let action = g.event(r).action;
             let waits = matches!(action, Action::Cas { lock: true, .. })
                 && action.cas_succeeds(g.written_value(w)) == Some(false);

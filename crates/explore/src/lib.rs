@@ -55,11 +55,11 @@ pub(crate) fn final_combinations(a: &Analysis<'_>, observed: &[Loc]) -> Vec<Vec<
 /// action), or, when none can, how the execution ends.
 ///
 /// With `first_only`, only the first one, passing over a thread whose next
-/// step takes a lock that is held ([`lock_held`]) or a token that is not
-/// there ([`token_missing`]): that step could only fail and wait, an
+/// step takes a lock that is held ([`lock_held`]) or permits that are not
+/// there ([`permits_missing`]): that step could only fail and wait, an
 /// execution that shows nothing the one where it waits its turn does not.
-/// It runs once the lock is free (the token there), or when no other thread
-/// can run (then it fails, and the execution shows the deadlock).
+/// It runs once the lock is free (the permits there), or when no other
+/// thread can run (then it fails, and the execution shows the deadlock).
 pub(crate) fn runnable<D: Driver>(
     driver: &mut D,
     g: &mut ExecutionGraph,
@@ -93,7 +93,7 @@ pub(crate) fn runnable<D: Driver>(
             } = action
             {
                 let waits = if take {
-                    token_missing(g, loc, expected)
+                    permits_missing(g, loc, expected)
                 } else {
                     lock_held(g, loc)
                 };
@@ -134,11 +134,15 @@ pub(crate) fn lock_held(g: &ExecutionGraph, loc: Loc) -> bool {
     })
 }
 
-/// Whether no token take of `expected` at `loc` can succeed in `g`: every
+/// Whether no take of `expected` permits at `loc` can succeed in `g`: every
 /// write to `loc` that no read-modify-write has read yet (for a count only
 /// read-modify-writes update, the one that ends modification order) holds
 /// fewer than `expected`.
-pub(crate) fn token_missing(g: &ExecutionGraph, loc: Loc, expected: c11check_model::Value) -> bool {
+pub(crate) fn permits_missing(
+    g: &ExecutionGraph,
+    loc: Loc,
+    expected: c11check_model::Value,
+) -> bool {
     let mut consumed: Vec<EventId> = Vec::new();
     let mut writes: Vec<EventId> = vec![EventId::init(loc)];
     for (id, e) in g.events() {

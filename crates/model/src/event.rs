@@ -322,7 +322,7 @@ impl Action {
             take: true,
         }
     }
-    /// Whether a compare-exchange (or token take) that reads `read` writes,
+    /// Whether a compare-exchange (or take) that reads `read` writes,
     /// spurious failures aside; `None` for other actions.
     pub fn cas_succeeds(&self, read: Value) -> Option<bool> {
         match *self {
@@ -334,7 +334,7 @@ impl Action {
             _ => None,
         }
     }
-    /// The value a successful compare-exchange (or token take) that read
+    /// The value a successful compare-exchange (or take) that read
     /// `read` writes.
     pub fn cas_new(&self, read: Value) -> Option<Value> {
         match *self {

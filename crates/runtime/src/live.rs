@@ -764,8 +764,9 @@ impl<'a> Execution<'a> {
         if waiting.is_empty() {
             return End::Complete;
         }
-        // Threads inside a facade's wait (a condition variable's token take)
-        // say what they wait for; a timed one times out instead.
+        // Threads inside a facade's wait (the permit take of a condition
+        // variable, a barrier or a channel) say what they wait for; a timed
+        // one times out instead.
         let labels: Vec<Option<&'static str>> = {
             let shared = self.shared.borrow();
             waiting

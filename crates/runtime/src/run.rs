@@ -331,8 +331,9 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                     return None;
                 }
                 if state.waiting_on(t).is_some() {
-                    // A facade's wait (a condition variable's token take),
-                    // told apart below like a spin inside one.
+                    // A facade's wait (the permit take of a condition
+                    // variable, a barrier or a channel), told apart below
+                    // like a spin inside one.
                     spins.push(t);
                 } else {
                     lock_waits.push((t, holder, wait));
