@@ -12,6 +12,7 @@
 use crate::bits::BitMatrix;
 use crate::event::{Action, EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
+use crate::psc::PscFrame;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -359,6 +360,11 @@ impl<'g> Analysis<'g> {
         a.partial = only.is_some();
         a.compute_mo(loose, only)?;
         Ok(a)
+    }
+
+    /// A write's index in its location's [`LocMo::writes`].
+    pub(crate) fn write_index_of(&self, id: EventId) -> usize {
+        self.widx[self.dense(id)] as usize
     }
 
     pub fn dense(&self, id: EventId) -> usize {
@@ -978,7 +984,8 @@ impl<'g> Analysis<'g> {
         if !self.needs_sc_search() {
             return Some(orders);
         }
-        if self.search(&mut orders) {
+        let frame = (self.model != Model::Sc).then(|| PscFrame::new(self));
+        if self.search(&mut orders, frame.as_ref()) {
             Some(orders)
         } else {
             None
@@ -993,8 +1000,20 @@ impl<'g> Analysis<'g> {
         self.model == Model::Sc || self.has_sc_fence || l.has_sc
     }
 
-    fn search(&self, orders: &mut Vec<BitMatrix>) -> bool {
-        if self.sc_relation(orders).has_cycle() {
+    /// Completes `orders` at the locations that matter to the seq_cst
+    /// axiom, one unordered pair of chains at a time, until psc (or, under
+    /// SC, the total order) is acyclic. `frame` holds psc's fixed part
+    /// (every model but SC).
+    fn search(&self, orders: &mut Vec<BitMatrix>, frame: Option<&PscFrame>) -> bool {
+        let cyclic = match frame {
+            Some(f) => f.has_cycle(self, orders),
+            None => self.sc_relation(orders).has_cycle(),
+        };
+        debug_assert!(
+            frame.is_none() || cyclic == self.sc_relation(orders).has_cycle(),
+            "the psc of the seq_cst events disagrees with the one over the graph"
+        );
+        if cyclic {
             return false;
         }
         for (li, l) in self.locs.iter().enumerate() {
@@ -1011,7 +1030,7 @@ impl<'g> Analysis<'g> {
                     for (x, y) in [(c1, c2), (c2, c1)] {
                         let mut next = orders.clone();
                         add_closed_edge(&mut next[li], x, y);
-                        if self.search(&mut next) {
+                        if self.search(&mut next, frame) {
                             *orders = next;
                             return true;
                         }
@@ -1023,7 +1042,9 @@ impl<'g> Analysis<'g> {
         true
     }
 
-    fn mo_with(&self, orders: &[BitMatrix], l: &LocMo, a: usize, b: usize) -> bool {
+    /// Whether write `a` precedes write `b` of `l` (write indices) in mo as
+    /// far as `orders` fixes it.
+    pub(crate) fn mo_with(&self, orders: &[BitMatrix], l: &LocMo, a: usize, b: usize) -> bool {
         let (ca, cb) = (l.chain_of[a], l.chain_of[b]);
         if ca == cb {
             l.pos[a] < l.pos[b]

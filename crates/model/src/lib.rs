@@ -11,6 +11,7 @@ pub mod event;
 pub mod graph;
 pub mod live;
 mod memo;
+mod psc;
 
 pub use consistency::{check, is_consistent, Analysis, Inconsistency, Model};
 pub use event::{
