@@ -1219,6 +1219,26 @@ impl<'g> Analysis<'g> {
     /// before are a suffix of that thread, found by binary search.
     /// Also returns, for each event and thread, the index in that thread
     /// where the suffix starts (`n * threads` entries).
+    /// The index in thread `t` from which on its events are happened
+    /// before by `a` (a suffix, as clocks only grow along program order).
+    pub(crate) fn first_hb_after(&self, a: EventId, t: usize) -> usize {
+        let len = self.g.thread_len(t as u32) as usize;
+        if t == a.thread as usize {
+            return a.index as usize + 1;
+        }
+        let base = self.offsets[t];
+        let (mut lo, mut hi) = (0, len);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.clocks[(base + mid) * self.stride + a.thread as usize] <= a.index {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     fn hb_matrix(&self) -> (BitMatrix, Vec<usize>) {
         let n = self.ids.len();
         let nt = self.g.num_threads();
@@ -1234,20 +1254,7 @@ impl<'g> Analysis<'g> {
                 for t in 0..nt {
                     let base = self.offsets[t];
                     let len = self.g.thread_len(t as u32) as usize;
-                    let from = if t == u {
-                        j + 1
-                    } else {
-                        let (mut lo, mut hi) = (0, len);
-                        while lo < hi {
-                            let mid = (lo + hi) / 2;
-                            if self.clocks[(base + mid) * self.stride + u] as usize <= j {
-                                lo = mid + 1;
-                            } else {
-                                hi = mid;
-                            }
-                        }
-                        lo
-                    };
+                    let from = self.first_hb_after(EventId::new(u as u32, j as u32), t);
                     hb.set_range(a, base + from, base + len);
                     from_at[a * nt + t] = from;
                 }

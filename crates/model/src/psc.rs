@@ -121,23 +121,7 @@ impl<'g> Analysis<'g> {
             let base = self.dense(EventId::new(t as u32, 0));
             let len = g.thread_len(t as u32) as usize;
             if after {
-                // The first event of t whose clock has `d`.
-                let (mut lo, mut hi) = (0, len);
-                while lo < hi {
-                    let mid = (lo + hi) / 2;
-                    if self.clock(EventId::new(t as u32, mid as u32))[id.thread as usize] > id.index
-                    {
-                        hi = mid;
-                    } else {
-                        lo = mid + 1;
-                    }
-                }
-                let from = if t == id.thread as usize {
-                    id.index as usize + 1
-                } else {
-                    lo
-                };
-                set_range_in(out, base + from, base + len);
+                set_range_in(out, base + self.first_hb_after(id, t), base + len);
             } else {
                 let upto = if t == id.thread as usize {
                     id.index as usize
