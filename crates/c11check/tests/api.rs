@@ -1,5 +1,7 @@
 //! The Rust API on small programs whose set of outcomes is known.
 
+mod common;
+
 use c11check::model::Builder;
 use c11check::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use c11check::sync::{Arc, Mutex};
@@ -16,15 +18,7 @@ static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllo
 fn outcomes<T: Ord + Send + 'static>(
     f: impl Fn() -> T + Send + Sync + 'static,
 ) -> (BTreeSet<T>, u64) {
-    let seen = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
-    let seen2 = seen.clone();
-    let summary = Builder::new()
-        .explore(move || {
-            let v = f();
-            seen2.lock().unwrap().insert(v);
-        })
-        .unwrap_or_else(|r| panic!("{r}"));
-    let set = std::mem::take(&mut *seen.lock().unwrap());
+    let (set, summary) = common::explore_set(Builder::new(), f);
     (set, summary.stats.executions)
 }
 

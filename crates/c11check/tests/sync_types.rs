@@ -11,16 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
 fn outcomes<T: Ord + Send + 'static>(f: impl Fn() -> T + Send + Sync + 'static) -> BTreeSet<T> {
-    let seen = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
-    let s2 = seen.clone();
-    Builder::new()
-        .explore(move || {
-            let v = f();
-            s2.lock().unwrap().insert(v);
-        })
-        .unwrap_or_else(|r| panic!("{r}"));
-    let out = std::mem::take(&mut *seen.lock().unwrap());
-    out
+    common::explore_set(Builder::new(), f).0
 }
 
 #[test]
@@ -614,18 +605,9 @@ fn readers_and_writer() -> (u32, u32) {
 /// and the stops at a held lock made 192 executions and 82 blocked ones.
 #[test]
 fn rwlock_waits_are_no_executions_of_their_own() {
-    let seen = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
-    let s2 = seen.clone();
-    let summary = Builder::new()
-        .explore(move || {
-            s2.lock().unwrap().insert(readers_and_writer());
-        })
-        .unwrap_or_else(|r| panic!("{r}"));
+    let (seen, summary) = common::explore_set(Builder::new(), readers_and_writer);
     assert_eq!((summary.stats.executions, summary.blocked), (14, 0));
-    assert_eq!(
-        *seen.lock().unwrap(),
-        BTreeSet::from([(0, 0), (0, 1), (1, 0), (1, 1)])
-    );
+    assert_eq!(seen, BTreeSet::from([(0, 0), (0, 1), (1, 0), (1, 1)]));
 }
 
 /// `try_read` fails only while the writer holds the lock, `try_write` while

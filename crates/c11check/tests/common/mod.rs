@@ -1,10 +1,29 @@
-//! Helpers shared by the random-mode tests.
+//! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use c11check::model::Builder;
+use c11check::model::{Builder, Summary};
 use c11check::sync::atomic::{AtomicUsize, Ordering};
 use c11check::thread;
+use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
+
+/// Explores `f` with `b` and collects the values its executions return,
+/// with the exploration's summary.
+pub fn explore_set<T: Ord + Send + 'static>(
+    b: Builder,
+    f: impl Fn() -> T + Send + Sync + 'static,
+) -> (BTreeSet<T>, Summary) {
+    let seen = std::sync::Arc::new(StdMutex::new(BTreeSet::new()));
+    let s2 = seen.clone();
+    let summary = b
+        .explore(move || {
+            let v = f();
+            s2.lock().unwrap().insert(v);
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    let set = std::mem::take(&mut *seen.lock().unwrap());
+    (set, summary)
+}
 
 /// Store buffering; returns what each thread read.
 pub fn sb() -> Vec<usize> {
