@@ -36,7 +36,9 @@
 //! program); nothing is remembered about visited executions.
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
-use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph, RmwOp, View};
+use c11check_model::{
+    is_consistent, Action, Analysis, EventId, ExecutionGraph, LocationCoherence, RmwOp, View,
+};
 use std::time::Instant;
 
 /// A pending branch: a graph to continue, and possibly a write whose backward
@@ -197,7 +199,6 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     fn add_read(&mut self, g: &mut ExecutionGraph, t: u32, action: Action) -> Option<EventId> {
         let loc = action.loc().unwrap();
         let model = self.config.model;
-        let mut writes = g.writes_to(loc);
         // Whether the read (a successful RMW) writes, given the source.
         let writes_when =
             |g: &ExecutionGraph, w: EventId, sp: bool| read_writes(&action, g.written_value(w), sp);
@@ -207,34 +208,38 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // and (for an RMW that may steal another's source) when it writes
         // but is not held to atomicity: then it is a read with its success
         // order, and a write nothing is forced after.
-        let mut quick: Vec<[Option<bool>; 3]> = Vec::new();
-        if let Ok(base) = Analysis::for_location(g, model, loc) {
-            let is_rmw = matches!(action, Action::Rmw { .. } | Action::Cas { .. });
-            quick = writes
-                .iter()
-                .map(|&w| {
-                    let judge = |ord_of_write: bool, wr: bool| {
-                        let ord = read_order(&action, ord_of_write);
-                        base.read_extension_consistent(t, ord, wr, loc, w)
+        let (writes, quick): (Vec<EventId>, Vec<[Option<bool>; 3]>) =
+            match LocationCoherence::new(g, model, loc) {
+                Err(_) => (g.writes_to(loc), Vec::new()),
+                Ok(base) => {
+                    let writes = base.writes();
+                    let is_rmw = matches!(action, Action::Rmw { .. } | Action::Cas { .. });
+                    let quick: Vec<[Option<bool>; 3]> = writes
+                        .iter()
+                        .map(|&w| {
+                            let judge = |ord_of_write: bool, wr: bool| {
+                                let ord = read_order(&action, ord_of_write);
+                                base.read_extension_consistent(t, ord, wr, loc, w)
+                            };
+                            [
+                                judge(false, false),
+                                is_rmw.then(|| judge(true, true)).flatten(),
+                                is_rmw.then(|| judge(true, false)).flatten(),
+                            ]
+                        })
+                        .collect();
+                    // Sources coherence rules out however the access ends are not
+                    // tried at all.
+                    let ruled_out = |q: &[Option<bool>; 3]| {
+                        q[0] == Some(false) && (!is_rmw || q[1..].iter().all(|v| *v == Some(false)))
                     };
-                    [
-                        judge(false, false),
-                        judge(true, true),
-                        is_rmw.then(|| judge(true, false)).flatten(),
-                    ]
-                })
-                .collect();
-            // Sources coherence rules out however the access ends are not
-            // tried at all.
-            let ruled_out = |q: &[Option<bool>; 3]| {
-                q[0] == Some(false) && (!is_rmw || q[1..].iter().all(|v| *v == Some(false)))
+                    writes
+                        .iter()
+                        .zip(quick)
+                        .filter(|(_, q)| !ruled_out(q))
+                        .unzip()
+                }
             };
-            (writes, quick) = writes
-                .into_iter()
-                .zip(quick)
-                .filter(|(_, q)| !ruled_out(q))
-                .unzip();
-        }
         let id = g.push(t, action);
         let weak_expected = match action {
             Action::Cas {
@@ -244,7 +249,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             } => Some(expected),
             _ => None,
         };
-        let mut options: Vec<ExecutionGraph> = Vec::new();
+        // The consistent sources (with whether the read fails spuriously):
+        // each but the last continues in a copy of the graph, the last in
+        // the graph itself.
+        let mut options: Vec<(EventId, bool)> = Vec::new();
         for (i, &w) in writes.iter().enumerate() {
             let spurious: &[bool] =
                 if weak_expected == Some(g.written_value(w)) && may_fail_spuriously(g, id, w) {
@@ -262,7 +270,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     "quick read check disagrees with the full one"
                 );
                 if verdict.unwrap_or_else(|| is_consistent(g, model)) {
-                    options.push(g.clone());
+                    options.push((w, sp));
                 } else if g.event(id).is_rmw()
                     && steals_from_unsettled_rmw(g, id, w, self.commute)
                     && {
@@ -286,16 +294,22 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // can take the lock instead (it is scheduled while the lock is free,
         // see `runnable`), waiting is not explored.
         if matches!(action, Action::Cas { lock: true, .. })
-            && options.iter().any(|o| o.event(id).is_write())
+            && options.iter().any(|&(w, sp)| writes_when(g, w, sp))
         {
-            options.retain(|o| o.event(id).is_write());
+            options.retain(|&(w, sp)| writes_when(g, w, sp));
         }
-        let chosen = options.pop()?;
-        for g2 in options {
-            let written = g2.event(id).is_write().then_some(id);
-            self.stack.push(Item { g: g2, written });
+        let (chosen, others) = options.split_last()?;
+        for &(w, sp) in others.iter().chain([chosen]) {
+            g.set_rf(id, w);
+            g.update_event(id, |e| e.spurious_fail = sp);
+            if (w, sp) != *chosen {
+                let written = writes_when(g, w, sp).then_some(id);
+                self.stack.push(Item {
+                    g: g.clone(),
+                    written,
+                });
+            }
         }
-        *g = chosen;
         Some(id)
     }
 
@@ -434,6 +448,33 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 .filter_map(|l| g.rmw_chain(l))
                 .collect()
         };
+        // The graph of the kept events, each discarded one appended to it in
+        // turn once it passes (in stamp order each thread's discarded events
+        // come in program order, after its kept ones): the reference counts
+        // relinked over the events present, without `w`, and `w` reduced to
+        // its read half.
+        let mut h = g.restrict(&view);
+        let relink = |h: &mut ExecutionGraph| {
+            for chain in &refcount_chains {
+                let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != w).collect();
+                h.relink_chain(&order);
+                if let Some(i) = chain.iter().position(|&x| x == w) {
+                    let before = chain[..i]
+                        .iter()
+                        .rev()
+                        .find(|&&x| x.is_init() || h.contains(x));
+                    h.set_rf(w, *before.unwrap());
+                }
+            }
+        };
+        relink(&mut h);
+        match g.event(w).action.read_half() {
+            Some(load) => {
+                let half = h.event_mut(w);
+                half.action = load;
+            }
+            None => h.truncate_thread(w.thread, w.index),
+        }
         for (_, e) in discarded {
             let ev = g.event(e);
             if self.commute && ev.is_refcount() {
@@ -458,30 +499,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 if ev.spurious_fail || !(src.is_init() || view.contains(src)) || src == w {
                     return false;
                 }
-                let mut h = g.restrict(&view);
-                for chain in &refcount_chains {
-                    let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != w).collect();
-                    h.relink_chain(&order);
-                    if let Some(i) = chain.iter().position(|&x| x == w) {
-                        let before = chain[..i]
-                            .iter()
-                            .rev()
-                            .find(|&&x| x.is_init() || h.contains(x));
-                        h.set_rf(w, *before.unwrap());
-                    }
-                }
-                match g.event(w).action.read_half() {
-                    Some(load) => {
-                        let half = h.event_mut(w);
-                        half.action = load;
-                    }
-                    None => h.truncate_thread(w.thread, w.index),
-                }
                 if canonical_source(&mut h, e, ev, self.config.model) != Some(src) {
                     return false;
                 }
+                // It was left reading some candidate.
+                h.truncate_thread(e.thread, e.index);
             }
             view.include(e);
+            h.push_event(e.thread, ev.clone());
+            relink(&mut h);
         }
         true
     }
@@ -739,25 +765,34 @@ fn canonical_source(
     model: c11check_model::Model,
 ) -> Option<EventId> {
     let loc = ev.loc()?;
-    let mut cands: Vec<EventId> = h.writes_to(loc);
-    cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
     // Most candidates are judged from one analysis of the graph before `e`
-    // (see `Analysis::read_extension_consistent`); the rest in full.
-    let quick: Vec<Option<bool>> = match Analysis::for_location(h, model, loc) {
-        Ok(base) => cands
-            .iter()
-            .map(|&x| {
-                let writes = read_writes(&ev.action, h.written_value(x), false);
-                let ord = read_order(&ev.action, writes);
-                match base.read_extension_consistent(e.thread, ord, writes, loc, x)? {
-                    false => Some(false),
-                    true if !base.could_end_mo(loc, x) => Some(false),
-                    true => (!base.sc_search_needed()).then_some(true),
-                }
-            })
-            .collect(),
-        Err(_) => vec![None; cands.len()],
-    };
+    // (see `LocationCoherence::read_extension_consistent`); the rest in full.
+    let (cands, quick): (Vec<EventId>, Vec<Option<bool>>) =
+        match LocationCoherence::new(h, model, loc) {
+            Ok(base) => {
+                let mut cands = base.writes().to_vec();
+                cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
+                let quick = cands
+                    .iter()
+                    .map(|&x| {
+                        let writes = read_writes(&ev.action, h.written_value(x), false);
+                        let ord = read_order(&ev.action, writes);
+                        match base.read_extension_consistent(e.thread, ord, writes, loc, x)? {
+                            false => Some(false),
+                            true if !base.could_end_mo(x) => Some(false),
+                            true => (!base.sc_search_needed()).then_some(true),
+                        }
+                    })
+                    .collect();
+                (cands, quick)
+            }
+            Err(_) => {
+                let mut cands = h.writes_to(loc);
+                cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
+                let quick = vec![None; cands.len()];
+                (cands, quick)
+            }
+        };
     h.push_event(e.thread, ev.clone());
     cands.into_iter().zip(quick).find_map(|(x, q)| {
         h.set_rf(e, x);

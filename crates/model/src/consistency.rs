@@ -12,6 +12,7 @@
 use crate::bits::BitMatrix;
 use crate::event::{Action, EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
+use crate::memo::ClockMemo;
 use crate::psc::PscFrame;
 use std::cell::RefCell;
 use std::fmt;
@@ -72,6 +73,8 @@ pub struct LocMo {
     pub writes: Vec<EventId>,
     /// Reads of the location (successful and failed RMWs included).
     pub reads: Vec<EventId>,
+    /// The index in `writes` of each read's source.
+    pub read_src: Vec<usize>,
     /// The chain each write belongs to, and its position in it.
     pub chain_of: Vec<usize>,
     pub pos: Vec<usize>,
@@ -86,11 +89,12 @@ pub struct LocMo {
 }
 
 impl LocMo {
-    fn empty(loc: Loc) -> Self {
+    pub(crate) fn empty(loc: Loc) -> Self {
         LocMo {
             loc,
             writes: Vec::new(),
             reads: Vec::new(),
+            read_src: Vec::new(),
             chain_of: Vec::new(),
             pos: Vec::new(),
             chain_items: Vec::new(),
@@ -100,10 +104,11 @@ impl LocMo {
         }
     }
     /// Empties it for `loc`, keeping its buffers.
-    fn clear(&mut self, loc: Loc) {
+    pub(crate) fn clear(&mut self, loc: Loc) {
         self.loc = loc;
         self.writes.clear();
         self.reads.clear();
+        self.read_src.clear();
         self.chain_of.clear();
         self.pos.clear();
         self.chain_items.clear();
@@ -139,6 +144,180 @@ impl LocMo {
             .filter(|&c| self.order.iter_row(c).next().is_none())
             .collect()
     }
+    /// Builds the chains of the location's writes and the order coherence
+    /// forces between them, from its accesses (`writes`, `reads`, `has_sc`
+    /// filled), happens-before and each write's index in `writes`. `loose`
+    /// is an RMW not held to atomicity (see [`Analysis::new_with_loose_rmw`]).
+    pub(crate) fn constrain(
+        &mut self,
+        g: &ExecutionGraph,
+        sc: &mut Scratch,
+        loose: Option<EventId>,
+        hb: impl Fn(EventId, EventId) -> bool,
+        write_index: impl Fn(&[EventId], EventId) -> usize,
+    ) -> Result<(), Inconsistency> {
+        let loc = self.loc;
+        let LocMo {
+            writes: ws,
+            reads: rs,
+            read_src,
+            chain_of,
+            pos,
+            chain_items,
+            chain_start,
+            order,
+            ..
+        } = self;
+        let nw = ws.len();
+        read_src.clear();
+        read_src.extend(rs.iter().map(|&r| write_index(ws, g.event(r).rf.unwrap())));
+        // Chains: a write followed by the RMWs that read from it.
+        let Scratch {
+            next,
+            is_rmw,
+            stolen,
+        } = sc;
+        reset(next, nw, usize::MAX);
+        reset(is_rmw, nw, false);
+        stolen.clear();
+        for (i, &w) in ws.iter().enumerate().skip(1) {
+            let e = g.event(w);
+            if e.is_rmw() {
+                let src = write_index(ws, e.rf.unwrap());
+                if loose == Some(w) {
+                    stolen.push((src, i));
+                    continue;
+                }
+                if next[src] != usize::MAX {
+                    return Err(Inconsistency::Atomicity(loc));
+                }
+                is_rmw[i] = true;
+                next[src] = i;
+            }
+        }
+        reset(chain_of, nw, usize::MAX);
+        reset(pos, nw, 0);
+        for (i, &rmw) in is_rmw.iter().enumerate() {
+            if rmw {
+                continue;
+            }
+            let c = chain_start.len() - 1;
+            let start = chain_items.len();
+            let mut cur = i;
+            while cur != usize::MAX {
+                chain_of[cur] = c;
+                pos[cur] = chain_items.len() - start;
+                chain_items.push(cur);
+                cur = next[cur];
+            }
+            chain_start.push(chain_items.len());
+        }
+        if chain_of.contains(&usize::MAX) {
+            return Err(Inconsistency::ThinAir);
+        }
+        let nc = chain_start.len() - 1;
+        order.reset(nc);
+        let mut edge = |a: usize, b: usize| -> Result<(), Inconsistency> {
+            let (ca, cb) = (chain_of[a], chain_of[b]);
+            if ca == cb {
+                if pos[a] >= pos[b] {
+                    return Err(Inconsistency::Atomicity(loc));
+                }
+            } else {
+                order.set(ca, cb);
+            }
+            Ok(())
+        };
+        for b in 1..nw {
+            edge(0, b)?;
+        }
+        for &(src, i) in stolen.iter() {
+            edge(src, i)?;
+        }
+        for a in 1..nw {
+            for b in 1..nw {
+                if a != b && hb(ws[a], ws[b]) {
+                    edge(a, b)?;
+                }
+            }
+        }
+        for (ri, &r) in rs.iter().enumerate() {
+            let w = read_src[ri];
+            for (a, &wa) in ws.iter().enumerate() {
+                if a == w || wa == r {
+                    continue;
+                }
+                if hb(wa, r) {
+                    edge(a, w)?; // CoWR
+                }
+                if hb(r, wa) {
+                    edge(w, a)?; // CoRW
+                }
+            }
+            for (r2i, &r2) in rs.iter().enumerate() {
+                if r2 == r || !hb(r, r2) {
+                    continue;
+                }
+                let w2 = read_src[r2i];
+                if w2 != w {
+                    edge(w, w2)?; // CoRR
+                }
+            }
+        }
+        order.close();
+        if (0..nc).any(|c| order.get(c, c)) {
+            return Err(Inconsistency::Coherence(loc));
+        }
+        Ok(())
+    }
+
+    /// Whether a new po-maximal access of the location that reads write
+    /// `wi` (and is a write too when `writes`: a successful RMW) keeps
+    /// coherence, given the accesses that happen before it (`before`). Its
+    /// edges all go into it: every write it happens after, and the source
+    /// of every read it happens after, must come no later than `wi`.
+    /// `Some(forced)` when it does, where `forced` says those orders held
+    /// already (so no seq_cst search over them can change).
+    pub(crate) fn accepts_read(
+        &self,
+        wi: usize,
+        writes: bool,
+        before: impl Fn(EventId) -> bool,
+    ) -> Option<bool> {
+        if writes && self.chain_last(self.chain_of[wi]) != wi {
+            return None;
+        }
+        let mut forced = true;
+        let mut no_later = |a: usize| -> bool {
+            if a == wi {
+                return true;
+            }
+            if !self.mo(a, wi) {
+                forced = false;
+            }
+            !self.mo(wi, a)
+        };
+        for (a, &x) in self.writes.iter().enumerate() {
+            if before(x) && !no_later(a) {
+                return None;
+            }
+        }
+        for (ri, &r) in self.reads.iter().enumerate() {
+            if before(r) && !no_later(self.read_src[ri]) {
+                return None;
+            }
+        }
+        Some(forced)
+    }
+
+    /// Whether write `wi` could be last in modification order as far as the
+    /// constraints go: it ends its RMW chain and no chain is forced after
+    /// that one.
+    pub(crate) fn could_end(&self, wi: usize) -> bool {
+        let c = self.chain_of[wi];
+        self.chain_last(c) == wi && self.order.iter_row(c).next().is_none()
+    }
+
     fn write_index(&self, id: EventId) -> Option<usize> {
         self.writes.iter().position(|&w| w == id)
     }
@@ -197,22 +376,10 @@ pub struct Analysis<'g> {
     scratch: Scratch,
 }
 
-/// Temporaries of [`Analysis::build`], kept with the analysis so that they
+/// Temporaries of [`LocMo::constrain`], kept with the analysis so that they
 /// go back to the pool with it.
 #[derive(Default)]
-struct Scratch {
-    clock: Vec<u32>,
-    cursor: Vec<u32>,
-    /// Per thread (`stride` entries each): the release views of the relaxed
-    /// reads so far, which a later acquire fence takes.
-    acq_pending: Vec<u32>,
-    /// Per thread: the clock of its last release fence, if `has_rel_fence`.
-    rel_fence: Vec<u32>,
-    has_rel_fence: Vec<bool>,
-    /// RC11: per thread and location, where in `rel_write_clocks` the clock
-    /// of the thread's last release write there starts.
-    rel_write: Vec<(u32, Loc, usize)>,
-    rel_write_clocks: Vec<u32>,
+pub(crate) struct Scratch {
     /// Per write of a location: the RMW that reads it (`usize::MAX`: none).
     next: Vec<usize>,
     is_rmw: Vec<bool>,
@@ -284,19 +451,6 @@ impl<'g> Analysis<'g> {
         Self::build(g, model, Some(loose), None)
     }
 
-    /// Happens-before in full but modification order only at `loc` (the
-    /// other locations get no constraints, and are not checked): what the
-    /// explorer needs to judge a new access of `loc` in a graph it knows is
-    /// consistent. [`Analysis::find_mo`] works on it only while
-    /// [`Analysis::sc_search_needed`] is false.
-    pub fn for_location(
-        g: &'g ExecutionGraph,
-        model: Model,
-        loc: Loc,
-    ) -> Result<Self, Inconsistency> {
-        Self::build(g, model, None, Some(loc))
-    }
-
     /// Happens-before, and modification-order constraints only if the
     /// seq_cst axiom needs them (then at every location): what a race check
     /// of a graph known to be consistent needs. Without them no location is
@@ -309,12 +463,6 @@ impl<'g> Analysis<'g> {
     /// [`Analysis::happens_before`]): the other locations' `locs` are empty.
     pub fn is_partial(&self) -> bool {
         self.partial
-    }
-
-    /// Whether the seq_cst axiom takes a search over modification orders
-    /// (the graph has seq_cst events, or the model is SC).
-    pub fn sc_search_needed(&self) -> bool {
-        self.needs_sc_search()
     }
 
     fn build(
@@ -383,11 +531,7 @@ impl<'g> Analysis<'g> {
 
     /// The order an access behaves with under this model.
     fn eff_ord(&self, ord: MemOrder) -> MemOrder {
-        if self.model == Model::Sc && ord.is_atomic() {
-            MemOrder::SeqCst
-        } else {
-            ord
-        }
+        effective_order(self.model, ord)
     }
 
     #[inline(never)]
@@ -395,53 +539,26 @@ impl<'g> Analysis<'g> {
         let g = self.g;
         let nt = g.num_threads();
         let n = self.ids.len();
-        // Initialisation writes keep the zero clock.
-        let mut clocks = std::mem::take(&mut self.clocks);
-        let mut relview = std::mem::take(&mut self.relview);
-        let mut has_relview = std::mem::take(&mut self.has_relview);
-        let mut sc = std::mem::take(&mut self.scratch);
-        reset(&mut clocks, n * nt, 0);
-        reset(&mut relview, n * nt, 0);
-        reset(&mut has_relview, n, false);
-        reset(&mut sc.clock, nt, 0);
-        reset(&mut sc.cursor, nt, 0);
-        reset(&mut sc.acq_pending, nt * nt, 0);
-        reset(&mut sc.rel_fence, nt * nt, 0);
-        reset(&mut sc.has_rel_fence, nt, false);
-        sc.rel_write.clear();
-        sc.rel_write_clocks.clear();
         for (_, e) in g.events() {
             let ord = self.eff_ord(e.ord());
             self.has_sc_fence |= e.is_fence() && ord.is_sc();
             self.has_sc_event |= e.loc().is_some() && ord.is_sc();
         }
-        let Scratch {
-            clock,
-            cursor,
-            acq_pending,
-            rel_fence,
-            has_rel_fence,
-            rel_write,
-            rel_write_clocks,
-            ..
-        } = &mut sc;
-
-        // The clocks the graph remembers are taken as they are; the loop
-        // below computes the others and remembers them.
+        // Initialisation writes keep the zero clock and release nothing.
+        let mut clocks = std::mem::take(&mut self.clocks);
+        let mut relview = std::mem::take(&mut self.relview);
+        let mut has_relview = std::mem::take(&mut self.has_relview);
+        reset(&mut clocks, n * nt, 0);
+        reset(&mut relview, n * nt, 0);
+        reset(&mut has_relview, n, false);
         let mut memo = g.memo.0.borrow_mut();
-        memo.prepare(self.model, nt);
-        let mut done = 0usize;
+        #[cfg(debug_assertions)]
+        let reused = memo.model == Some(self.model) && (0..nt).any(|t| memo.known(t) > 0);
+        let complete = extend_clocks(g, self.model, &mut memo);
         for t in 0..nt {
-            let known = memo.known(t).min(g.thread_len(t as u32) as usize);
-            let th = &mut memo.threads[t];
-            th.truncate(known, nt);
-            done += known;
-            cursor[t] = known as u32;
-            if known == 0 {
-                continue;
-            }
+            let th = &memo.threads[t];
             let base = self.offsets[t];
-            for i in 0..known {
+            for i in 0..th.len() {
                 let d = base + i;
                 clocks[d * nt..(d + 1) * nt].copy_from_slice(th.clock(i, nt));
                 if th.has_relview(i, nt) {
@@ -449,189 +566,10 @@ impl<'g> Analysis<'g> {
                     relview[d * nt..(d + 1) * nt].copy_from_slice(th.relview(i, nt));
                 }
             }
-            let own = t * nt..(t + 1) * nt;
-            acq_pending[own.clone()].copy_from_slice(th.acq_pending(known - 1, nt));
-            if let Some(f) = th.rel_fence(known - 1, nt).checked_sub(1) {
-                let d = base + f as usize;
-                rel_fence[own].copy_from_slice(&clocks[d * nt..(d + 1) * nt]);
-                has_rel_fence[t] = true;
-            }
-            if self.model == Model::Rc11 {
-                // The clock of the thread's last release write to each location.
-                for (i, e) in g.thread_events(t as u32)[..known].iter().enumerate() {
-                    let ord = self.eff_ord(e.ord());
-                    if !(e.is_write() && ord.is_atomic() && ord.is_release()) {
-                        continue;
-                    }
-                    let loc = e.loc().unwrap();
-                    let d = base + i;
-                    let row = &clocks[d * nt..(d + 1) * nt];
-                    match rel_write
-                        .iter()
-                        .find(|&&(u, l, _)| u == t as u32 && l == loc)
-                    {
-                        Some(&(_, _, at)) => rel_write_clocks[at..at + nt].copy_from_slice(row),
-                        None => {
-                            rel_write.push((t as u32, loc, rel_write_clocks.len()));
-                            rel_write_clocks.extend_from_slice(row);
-                        }
-                    }
-                }
-            }
-        }
-        let reused = done > 0;
-
-        let mut progress = true;
-        let total = n - self.offsets.first().copied().unwrap_or(n);
-        while progress {
-            progress = false;
-            for t in 0..nt {
-                while cursor[t] < g.thread_len(t as u32) {
-                    let id = EventId::new(t as u32, cursor[t]);
-                    let e = g.event(id);
-                    let processed = |x: EventId| x.is_init() || x.index < cursor[x.thread as usize];
-                    let parent = if id.index == 0 {
-                        g.thread(t as u32).parent
-                    } else {
-                        None
-                    };
-                    if parent.is_some_and(|p| !processed(p)) {
-                        break;
-                    }
-                    if let Some(w) = e.rf {
-                        if !processed(w) {
-                            break;
-                        }
-                    }
-                    let join_src = if let Action::Join { child } = e.action {
-                        let len = g.thread_len(child);
-                        if len == 0 {
-                            break;
-                        }
-                        let last = EventId::new(child, len - 1);
-                        if !processed(last) {
-                            break;
-                        }
-                        Some(last)
-                    } else {
-                        None
-                    };
-                    let d = self.dense(id);
-                    // The clock so far: the thread's previous event's.
-                    if id.index == 0 {
-                        clock.fill(0);
-                    } else {
-                        clock.copy_from_slice(&clocks[(d - 1) * nt..d * nt]);
-                    }
-                    clock[t] = id.index + 1;
-                    if let Some(p) = parent {
-                        let d = self.dense(p);
-                        join_slice(clock, &clocks[d * nt..(d + 1) * nt]);
-                    }
-                    if let Some(j) = join_src {
-                        let d = self.dense(j);
-                        join_slice(clock, &clocks[d * nt..(d + 1) * nt]);
-                    }
-                    let pending = &mut acq_pending[t * nt..(t + 1) * nt];
-                    let ord = self.eff_ord(e.ord());
-                    if e.is_read() && ord.is_atomic() {
-                        let src = self.dense(e.rf.expect("read without rf"));
-                        if has_relview[src] {
-                            let rv = &relview[src * nt..(src + 1) * nt];
-                            if ord.is_acquire() {
-                                join_slice(clock, rv);
-                            } else {
-                                join_slice(pending, rv);
-                            }
-                        }
-                    }
-                    let fence = &mut rel_fence[t * nt..(t + 1) * nt];
-                    if let Action::Fence { .. } = e.action {
-                        if ord.is_acquire() {
-                            join_slice(clock, pending);
-                        }
-                        if ord.is_release() {
-                            fence.copy_from_slice(clock);
-                            has_rel_fence[t] = true;
-                        }
-                    }
-                    if e.is_write() && ord.is_atomic() {
-                        let loc = e.loc().unwrap();
-                        let (before_d, rest) = relview.split_at_mut(d * nt);
-                        let (rv, after_d) = rest.split_at_mut(nt);
-                        // An RMW's source (another event) passes on its release view.
-                        let src_view: Option<&[u32]> = e
-                            .is_rmw()
-                            .then(|| self.dense(e.rf.unwrap()))
-                            .filter(|&src| has_relview[src])
-                            .map(|src| {
-                                if src < d {
-                                    &before_d[src * nt..(src + 1) * nt]
-                                } else {
-                                    &after_d[(src - d - 1) * nt..(src - d) * nt]
-                                }
-                            });
-                        let mut any = false;
-                        let mut add = |v: &[u32]| {
-                            join_slice(rv, v);
-                            any = true;
-                        };
-                        if ord.is_release() {
-                            add(clock);
-                        }
-                        if has_rel_fence[t] {
-                            add(fence);
-                        }
-                        let last_rel_write = rel_write
-                            .iter()
-                            .position(|&(u, l, _)| u == t as u32 && l == loc);
-                        if self.model == Model::Rc11 {
-                            if let Some(i) = last_rel_write {
-                                let at = rel_write[i].2;
-                                add(&rel_write_clocks[at..at + nt]);
-                            }
-                        }
-                        if let Some(v) = src_view {
-                            add(v);
-                        }
-                        has_relview[d] = any;
-                        if self.model == Model::Rc11 && ord.is_release() {
-                            match last_rel_write {
-                                Some(i) => {
-                                    let at = rel_write[i].2;
-                                    rel_write_clocks[at..at + nt].copy_from_slice(clock);
-                                }
-                                None => {
-                                    rel_write.push((t as u32, loc, rel_write_clocks.len()));
-                                    rel_write_clocks.extend_from_slice(clock);
-                                }
-                            }
-                        }
-                    }
-                    clocks[d * nt..(d + 1) * nt].copy_from_slice(clock);
-                    let th = &mut memo.threads[t];
-                    debug_assert_eq!(th.len(), id.index as usize);
-                    let last_fence = match e.action {
-                        Action::Fence { .. } if ord.is_release() => id.index + 1,
-                        _ if id.index == 0 => 0,
-                        _ => th.rel_fence(id.index as usize - 1, nt),
-                    };
-                    th.push(
-                        clock,
-                        &relview[d * nt..(d + 1) * nt],
-                        &acq_pending[t * nt..(t + 1) * nt],
-                        has_relview[d],
-                        last_fence,
-                    );
-                    cursor[t] += 1;
-                    done += 1;
-                    progress = true;
-                }
-            }
         }
         drop(memo);
         #[cfg(debug_assertions)]
-        if reused && done == total {
+        if reused && complete {
             // The remembered clocks must be the ones computed afresh.
             let fresh_graph = g.without_memo();
             let fresh = Analysis::happens_before(&fresh_graph, self.model);
@@ -650,13 +588,10 @@ impl<'g> Analysis<'g> {
                 );
             }
         }
-        #[cfg(not(debug_assertions))]
-        let _ = reused;
         self.clocks = clocks;
         self.relview = relview;
         self.has_relview = has_relview;
-        self.scratch = sc;
-        if done < total {
+        if !complete {
             return Err(Inconsistency::ThinAir);
         }
         Ok(())
@@ -736,214 +671,23 @@ impl<'g> Analysis<'g> {
         loose: Option<EventId>,
         only: Option<Loc>,
     ) -> Result<(), Inconsistency> {
-        let g = self.g;
         for lm in locs.iter_mut() {
-            let loc = lm.loc;
-            if only.is_some_and(|o| o != loc) {
+            if only.is_some_and(|o| o != lm.loc) {
                 continue;
             }
-            let LocMo {
-                writes: ws,
-                reads: rs,
-                chain_of,
-                pos,
-                chain_items,
-                chain_start,
-                order,
-                ..
-            } = lm;
-            for (i, &w) in ws.iter().enumerate() {
+            for (i, &w) in lm.writes.iter().enumerate() {
                 widx[self.dense(w)] = i as u32;
             }
-            let nw = ws.len();
-            // Chains: a write followed by the RMWs that read from it.
-            let Scratch {
-                next,
-                is_rmw,
-                stolen,
-                ..
-            } = &mut *sc;
-            reset(next, nw, usize::MAX);
-            reset(is_rmw, nw, false);
-            stolen.clear();
-            for (i, &w) in ws.iter().enumerate().skip(1) {
-                let e = g.event(w);
-                if e.is_rmw() {
-                    let src = widx[self.dense(e.rf.unwrap())] as usize;
-                    if loose == Some(w) {
-                        stolen.push((src, i));
-                        continue;
-                    }
-                    if next[src] != usize::MAX {
-                        return Err(Inconsistency::Atomicity(loc));
-                    }
-                    is_rmw[i] = true;
-                    next[src] = i;
-                }
-            }
-            reset(chain_of, nw, usize::MAX);
-            reset(pos, nw, 0);
-            for (i, &rmw) in is_rmw.iter().enumerate() {
-                if rmw {
-                    continue;
-                }
-                let c = chain_start.len() - 1;
-                let start = chain_items.len();
-                let mut cur = i;
-                while cur != usize::MAX {
-                    chain_of[cur] = c;
-                    pos[cur] = chain_items.len() - start;
-                    chain_items.push(cur);
-                    cur = next[cur];
-                }
-                chain_start.push(chain_items.len());
-            }
-            if chain_of.contains(&usize::MAX) {
-                return Err(Inconsistency::ThinAir);
-            }
-            let nc = chain_start.len() - 1;
-            order.reset(nc);
-            let mut edge = |a: usize, b: usize| -> Result<(), Inconsistency> {
-                let (ca, cb) = (chain_of[a], chain_of[b]);
-                if ca == cb {
-                    if pos[a] >= pos[b] {
-                        return Err(Inconsistency::Atomicity(loc));
-                    }
-                } else {
-                    order.set(ca, cb);
-                }
-                Ok(())
-            };
-            for b in 1..nw {
-                edge(0, b)?;
-            }
-            for &(src, i) in stolen.iter() {
-                edge(src, i)?;
-            }
-            for a in 1..nw {
-                for b in 1..nw {
-                    if a != b && self.hb(ws[a], ws[b]) {
-                        edge(a, b)?;
-                    }
-                }
-            }
-            for &r in rs.iter() {
-                let w = widx[self.dense(g.event(r).rf.unwrap())] as usize;
-                for (a, &wa) in ws.iter().enumerate() {
-                    if a == w || wa == r {
-                        continue;
-                    }
-                    if self.hb(wa, r) {
-                        edge(a, w)?; // CoWR
-                    }
-                    if self.hb(r, wa) {
-                        edge(w, a)?; // CoRW
-                    }
-                }
-                for &r2 in rs.iter() {
-                    if r2 == r || !self.hb(r, r2) {
-                        continue;
-                    }
-                    let w2 = widx[self.dense(g.event(r2).rf.unwrap())] as usize;
-                    if w2 != w {
-                        edge(w, w2)?; // CoRR
-                    }
-                }
-            }
-            order.close();
-            if (0..nc).any(|c| order.get(c, c)) {
-                return Err(Inconsistency::Coherence(loc));
-            }
+            let widx = &*widx;
+            lm.constrain(
+                self.g,
+                sc,
+                loose,
+                |a, b| self.hb(a, b),
+                |_, w| widx[self.dense(w)] as usize,
+            )?;
         }
         Ok(())
-    }
-
-    /// Whether the graph stays consistent when thread `t` appends an access
-    /// of `loc` with order `ord` that reads from `w` (and is a write too when
-    /// `writes`: a successful RMW), judged from this analysis of the graph
-    /// before the access, which must be consistent.
-    ///
-    /// Nothing happens after a new po-maximal read and nothing reads from it
-    /// yet, so only the coherence edges into it (each write it happens after,
-    /// and each source of a read it happens after, must come no later than
-    /// `w` in modification order) and RMW atomicity can fail, and they change
-    /// the constraints of `loc` alone. Their failure is final under every
-    /// model; success is `None` when the seq_cst axiom could change with
-    /// them (the caller then checks in full): under SC, with a seq_cst fence
-    /// in the graph (a fence before the read can gain psc edges through it),
-    /// for a seq_cst access, or when the new edges are not already forced at
-    /// a location with seq_cst accesses.
-    pub fn read_extension_consistent(
-        &self,
-        t: u32,
-        ord: MemOrder,
-        writes: bool,
-        loc: Loc,
-        w: EventId,
-    ) -> Option<bool> {
-        let ord = self.eff_ord(ord);
-        let g = self.g;
-        let nt = self.stride;
-        if t as usize >= nt || loc.0 as usize >= self.locs.len() {
-            return None;
-        }
-        let len = g.thread_len(t);
-        let parent = g.thread(t).parent.filter(|&p| g.contains(p));
-        // What happens before the new access: everything of its own thread,
-        // what its last event (or its spawn) has, and for an acquire what its
-        // source releases.
-        let prior: Option<&[u32]> = if len > 0 {
-            Some(self.clock(EventId::new(t, len - 1)))
-        } else {
-            parent.map(|p| self.clock(p))
-        };
-        let src = self.dense(w);
-        let acquired: Option<&[u32]> =
-            (ord.is_atomic() && ord.is_acquire() && self.has_relview[src])
-                .then(|| &self.relview[src * nt..(src + 1) * nt]);
-        let has = |v: Option<&[u32]>, x: EventId| v.is_some_and(|v| v[x.thread as usize] > x.index);
-        let before = |x: EventId| x.is_init() || x.thread == t || has(prior, x) || has(acquired, x);
-        let lm = &self.locs[loc.0 as usize];
-        let wi = self.widx[self.dense(w)] as usize;
-        if writes && lm.chain_last(lm.chain_of[wi]) != wi {
-            return Some(false);
-        }
-        let mut forced = true;
-        let mut no_later = |a: usize| -> bool {
-            if a == wi {
-                return true;
-            }
-            if !lm.mo(a, wi) {
-                forced = false;
-            }
-            !lm.mo(wi, a)
-        };
-        for (a, &x) in lm.writes.iter().enumerate() {
-            if before(x) && !no_later(a) {
-                return Some(false);
-            }
-        }
-        for &r in &lm.reads {
-            if before(r) {
-                let src = self.widx[self.dense(g.event(r).rf.unwrap())] as usize;
-                if !no_later(src) {
-                    return Some(false);
-                }
-            }
-        }
-        let sc_may_change =
-            self.model == Model::Sc || self.has_sc_fence || ord.is_sc() || (!forced && lm.has_sc);
-        (!sc_may_change).then_some(true)
-    }
-
-    /// Whether write `w` of `loc` could be last in modification order as far
-    /// as the constraints go (seq_cst aside): it ends its RMW chain and no
-    /// other chain is forced after that one. New reads of `w` keep that so.
-    pub fn could_end_mo(&self, loc: Loc, w: EventId) -> bool {
-        let lm = &self.locs[loc.0 as usize];
-        let wi = self.widx[self.dense(w)] as usize;
-        let c = lm.chain_of[wi];
-        lm.chain_last(c) == wi && lm.order.iter_row(c).next().is_none()
     }
 
     /// Whether the seq_cst part of the model can be satisfied by some completion of
@@ -1367,6 +1111,166 @@ impl<'g> Analysis<'g> {
         out.sort_unstable();
         out
     }
+}
+
+/// The order an access behaves with under `model`: SC makes every atomic
+/// access seq_cst.
+pub(crate) fn effective_order(model: Model, ord: MemOrder) -> MemOrder {
+    if model == Model::Sc && ord.is_atomic() {
+        MemOrder::SeqCst
+    } else {
+        ord
+    }
+}
+
+thread_local! {
+    /// The four per-event vectors [`extend_clocks`] works in.
+    static CLOCK_SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Computes, in `memo`, the clocks of the events of `g` it lacks: an
+/// event's happens-before clock, the view it releases, the release views
+/// its thread's relaxed reads have gathered so far (what an acquire fence
+/// takes) and its thread's last release fence. Every input comes from the
+/// records of earlier events, so only new events cost anything. False when
+/// some event is never reached (po ∪ rf is cyclic); those stay unknown.
+pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMemo) -> bool {
+    let nt = g.num_threads();
+    memo.prepare(model, nt);
+    let mut missing = 0;
+    for t in 0..nt {
+        let len = g.thread_len(t as u32) as usize;
+        memo.threads[t].truncate(len, nt);
+        missing += len - memo.known(t);
+    }
+    if missing == 0 {
+        return true;
+    }
+    let mut taken = CLOCK_SCRATCH
+        .try_with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)).ok())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    reset(&mut taken, 3 * nt, 0);
+    let (clock, rest) = taken.split_at_mut(nt);
+    let (pending, relview) = rest.split_at_mut(nt);
+    let mut progress = true;
+    while progress && missing > 0 {
+        progress = false;
+        for t in 0..nt {
+            loop {
+                let i = memo.known(t);
+                if i == g.thread_len(t as u32) as usize {
+                    break;
+                }
+                let id = EventId::new(t as u32, i as u32);
+                let e = g.event(id);
+                let known =
+                    |x: EventId| x.is_init() || (x.index as usize) < memo.known(x.thread as usize);
+                let parent = if i == 0 {
+                    g.thread(t as u32).parent
+                } else {
+                    None
+                };
+                if parent.is_some_and(|p| !known(p)) || e.rf.is_some_and(|w| !known(w)) {
+                    break;
+                }
+                let joined = match e.action {
+                    Action::Join { child } => match g.thread_len(child) {
+                        0 => break,
+                        n => Some(EventId::new(child, n - 1)),
+                    },
+                    _ => None,
+                };
+                if joined.is_some_and(|j| !known(j)) {
+                    break;
+                }
+                let clock_of =
+                    |x: EventId| memo.threads[x.thread as usize].clock(x.index as usize, nt);
+                let relview_of = |x: EventId| {
+                    if x.is_init() {
+                        return None;
+                    }
+                    let th = &memo.threads[x.thread as usize];
+                    th.has_relview(x.index as usize, nt)
+                        .then(|| th.relview(x.index as usize, nt))
+                };
+                // The thread's previous event gives the clock so far, the
+                // pending release views and the last release fence.
+                let mut last_fence = 0;
+                if i == 0 {
+                    clock.fill(0);
+                    pending.fill(0);
+                } else {
+                    let th = &memo.threads[t];
+                    clock.copy_from_slice(th.clock(i - 1, nt));
+                    pending.copy_from_slice(th.acq_pending(i - 1, nt));
+                    last_fence = th.rel_fence(i - 1, nt);
+                }
+                clock[t] = i as u32 + 1;
+                for x in parent.into_iter().chain(joined) {
+                    join_slice(clock, clock_of(x));
+                }
+                let ord = effective_order(model, e.ord());
+                if e.is_read() && ord.is_atomic() {
+                    if let Some(v) = relview_of(e.rf.expect("read without rf")) {
+                        join_slice(if ord.is_acquire() { clock } else { pending }, v);
+                    }
+                }
+                let fence_before = last_fence;
+                if e.is_fence() {
+                    if ord.is_acquire() {
+                        join_slice(clock, pending);
+                    }
+                    if ord.is_release() {
+                        last_fence = i as u32 + 1;
+                    }
+                }
+                relview.fill(0);
+                let mut releases = false;
+                if e.is_write() && ord.is_atomic() {
+                    let mut add = |v: &[u32]| {
+                        join_slice(relview, v);
+                        releases = true;
+                    };
+                    if ord.is_release() {
+                        add(clock);
+                    }
+                    if let Some(f) = fence_before.checked_sub(1) {
+                        add(clock_of(EventId::new(t as u32, f)));
+                    }
+                    if model == Model::Rc11 {
+                        // RC11's release sequences start at the thread's
+                        // last release write to the location as well.
+                        let loc = e.loc();
+                        let last_release_write =
+                            g.thread_events(t as u32)[..i].iter().rposition(|x| {
+                                let o = effective_order(model, x.ord());
+                                x.is_write() && o.is_atomic() && o.is_release() && x.loc() == loc
+                            });
+                        if let Some(k) = last_release_write {
+                            add(clock_of(EventId::new(t as u32, k as u32)));
+                        }
+                    }
+                    if e.is_rmw() {
+                        // An RMW passes on its source's release view.
+                        if let Some(v) = relview_of(e.rf.unwrap()) {
+                            add(v);
+                        }
+                    }
+                }
+                memo.threads[t].push(clock, relview, pending, releases, last_fence);
+                missing -= 1;
+                progress = true;
+            }
+        }
+    }
+    let _ = CLOCK_SCRATCH.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            *s = taken;
+        }
+    });
+    missing == 0
 }
 
 /// Whether `g` is consistent under `model`.

@@ -10,6 +10,7 @@ pub mod consistency;
 pub mod event;
 pub mod graph;
 pub mod live;
+pub mod location;
 mod memo;
 mod psc;
 
@@ -18,3 +19,4 @@ pub use event::{
     Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
 };
 pub use graph::{ExecutionGraph, View};
+pub use location::LocationCoherence;

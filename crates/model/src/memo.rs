@@ -63,6 +63,11 @@ impl ThreadClocks {
         let r = record(stride);
         &self.records[i * r..(i + 1) * r]
     }
+    /// Entry `u` of event `i`'s clock: how many of thread `u`'s events
+    /// happen before it or are it.
+    pub fn clock_entry(&self, i: usize, stride: usize, u: usize) -> u32 {
+        self.records[i * record(stride) + u]
+    }
     pub fn clock(&self, i: usize, stride: usize) -> &[u32] {
         &self.at(i, stride)[..stride]
     }
