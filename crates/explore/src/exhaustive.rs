@@ -402,11 +402,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 {
                     continue;
                 }
-                for (id, _) in g.events() {
-                    if prefix.contains(id) {
-                        g2.update_event(id, |e| e.revisitable = false);
-                    }
-                }
+                g2.settle(&prefix);
                 if !is_consistent(&g2, model) {
                     continue;
                 }
@@ -589,11 +585,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             // Only what `d` really depends on is settled; the other updates
             // were kept for their count alone.
             let settled = g2.porf_prefix_commuting(d);
-            for (id, _) in g.events() {
-                if settled.contains(id) && g2.contains(id) {
-                    g2.update_event(id, |e| e.revisitable = false);
-                }
-            }
+            g2.settle(&settled);
             if !is_consistent(&g2, model) {
                 continue;
             }

@@ -246,6 +246,16 @@ impl ExecutionGraph {
             th.truncate(n, stride);
         }
     }
+    /// Marks the events of `view` that the graph holds as no longer
+    /// revisitable (clocks do not depend on it).
+    pub fn settle(&mut self, view: &View) {
+        for (th, &n) in self.threads.iter_mut().zip(&view.0) {
+            let n = (n as usize).min(th.events.len());
+            for e in &mut th.events[..n] {
+                e.revisitable = false;
+            }
+        }
+    }
     /// All events, thread by thread in program order.
     pub fn events(&self) -> impl Iterator<Item = (EventId, &Event)> {
         self.threads.iter().enumerate().flat_map(|(t, th)| {
@@ -314,10 +324,15 @@ impl ExecutionGraph {
     /// Makes read `r` read from write `w`, updating the cached value.
     pub fn set_rf(&mut self, r: EventId, w: EventId) {
         let val = self.written_value(w);
-        self.update_event(r, |e| {
-            e.rf = Some(w);
-            e.read_val = val;
-        });
+        let e = &mut self.threads[r.thread as usize].events[r.index as usize];
+        // Of what clocks depend on (see `clock_inputs`), only the source and
+        // whether a compare-exchange writes (and so its order) can change.
+        let (old_rf, was_write) = (e.rf, e.is_write());
+        e.rf = Some(w);
+        e.read_val = val;
+        if old_rf != Some(w) || e.is_write() != was_write {
+            self.forget_clocks_from(r);
+        }
     }
 
     /// Every write to `loc`, the initialisation write first.
