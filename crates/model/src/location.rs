@@ -11,7 +11,7 @@
 //! [`Analysis`]: crate::Analysis
 
 use crate::consistency::{effective_order, extend_clocks, Inconsistency, LocMo, Model, Scratch};
-use crate::event::{EventId, Loc, MemOrder};
+use crate::event::{Action, EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
 use crate::memo::ClockMemo;
 use std::cell::{Ref, RefCell};
@@ -94,14 +94,18 @@ impl<'g> LocationCoherence<'g> {
         let (mut has_sc_event, mut has_sc_fence) = (false, false);
         for t in 0..g.num_threads() as u32 {
             for (i, e) in g.thread_events(t).iter().enumerate() {
-                let sc = effective_order(model, e.ord()).is_sc();
-                if e.is_fence() {
-                    has_sc_fence |= sc;
-                    continue;
-                }
-                let Some(l) = e.loc() else {
-                    continue;
+                let l = match e.action {
+                    Action::Fence { ord } => {
+                        has_sc_fence |= effective_order(model, ord).is_sc();
+                        continue;
+                    }
+                    Action::Load { loc, .. }
+                    | Action::Store { loc, .. }
+                    | Action::Rmw { loc, .. }
+                    | Action::Cas { loc, .. } => loc,
+                    _ => continue,
                 };
+                let sc = effective_order(model, e.ord()).is_sc();
                 has_sc_event |= sc;
                 if l == loc {
                     let id = EventId::new(t, i as u32);
