@@ -323,9 +323,6 @@ impl LocMo {
     }
 }
 
-/// The location a happens-before-only analysis is "for": none has this number.
-const NO_LOCATION: Loc = Loc(u32::MAX);
-
 /// Empties `v` and fills it with `len` copies of `x`, keeping its buffer.
 fn reset<T: Copy>(v: &mut Vec<T>, len: usize, x: T) {
     v.clear();
@@ -436,7 +433,7 @@ impl<'g> Analysis<'g> {
     /// Computes happens-before and the coherence constraints; fails when po ∪ rf is
     /// cyclic or no coherent modification order exists.
     pub fn new(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
-        Self::build(g, model, None, None)
+        Self::build(g, model, None, false)
     }
 
     /// Like [`Analysis::new`], but the RMW `loose` is not held to atomicity: it
@@ -448,7 +445,7 @@ impl<'g> Analysis<'g> {
         model: Model,
         loose: EventId,
     ) -> Result<Self, Inconsistency> {
-        Self::build(g, model, Some(loose), None)
+        Self::build(g, model, Some(loose), false)
     }
 
     /// Happens-before, and modification-order constraints only if the
@@ -456,11 +453,11 @@ impl<'g> Analysis<'g> {
     /// of a graph known to be consistent needs. Without them no location is
     /// checked, and [`Analysis::find_mo`] takes no maxima.
     pub fn happens_before(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
-        Self::build(g, model, None, Some(NO_LOCATION))
+        Self::build(g, model, None, true)
     }
 
-    /// Built for one location or none ([`Analysis::for_location`],
-    /// [`Analysis::happens_before`]): the other locations' `locs` are empty.
+    /// Built without modification-order constraints
+    /// ([`Analysis::happens_before`]): every location's `locs` is empty.
     pub fn is_partial(&self) -> bool {
         self.partial
     }
@@ -469,7 +466,7 @@ impl<'g> Analysis<'g> {
         g: &'g ExecutionGraph,
         model: Model,
         loose: Option<EventId>,
-        only: Option<Loc>,
+        hb_only: bool,
     ) -> Result<Self, Inconsistency> {
         let nl = g.num_locs();
         let nt = g.num_threads();
@@ -491,7 +488,7 @@ impl<'g> Analysis<'g> {
             widx: b.widx,
             has_sc_event: false,
             has_sc_fence: false,
-            partial: only.is_some(),
+            partial: hb_only,
             scratch: b.scratch,
         };
         a.offsets.clear();
@@ -504,9 +501,8 @@ impl<'g> Analysis<'g> {
         }
         a.compute_clocks()?;
         // Without its locations the seq_cst search could not run.
-        let only = only.filter(|&o| o != NO_LOCATION || !a.needs_sc_search());
-        a.partial = only.is_some();
-        a.compute_mo(loose, only)?;
+        a.partial = hb_only && !a.needs_sc_search();
+        a.compute_mo(loose)?;
         Ok(a)
     }
 
@@ -615,11 +611,7 @@ impl<'g> Analysis<'g> {
     }
 
     #[inline(never)]
-    fn compute_mo(
-        &mut self,
-        loose: Option<EventId>,
-        only: Option<Loc>,
-    ) -> Result<(), Inconsistency> {
+    fn compute_mo(&mut self, loose: Option<EventId>) -> Result<(), Inconsistency> {
         let g = self.g;
         let nl = g.num_locs();
         let mut locs = std::mem::take(&mut self.locs);
@@ -627,17 +619,20 @@ impl<'g> Analysis<'g> {
         while locs.len() < nl {
             locs.push(LocMo::empty(Loc(locs.len() as u32)));
         }
-        // A partial analysis fills one location; the others stay empty.
-        let wanted = |l: Loc| only.is_none_or(|o| o == l);
+        // A partial analysis leaves every location empty.
         for (l, lm) in locs.iter_mut().enumerate() {
             let loc = Loc(l as u32);
             lm.clear(loc);
-            if wanted(loc) {
+            if !self.partial {
                 lm.writes.push(EventId::init(loc));
             }
         }
+        if self.partial {
+            self.locs = locs;
+            return Ok(());
+        }
         for (id, e) in g.events() {
-            if let Some(l) = e.loc().filter(|&l| wanted(l)) {
+            if let Some(l) = e.loc() {
                 let lm = &mut locs[l.0 as usize];
                 if e.is_write() {
                     lm.writes.push(id);
@@ -653,15 +648,15 @@ impl<'g> Analysis<'g> {
         let mut widx = std::mem::take(&mut self.widx);
         reset(&mut widx, self.ids.len(), u32::MAX);
         let mut sc = std::mem::take(&mut self.scratch);
-        let result = self.constrain_mo(&mut locs, &mut widx, &mut sc, loose, only);
+        let result = self.constrain_mo(&mut locs, &mut widx, &mut sc, loose);
         self.locs = locs;
         self.widx = widx;
         self.scratch = sc;
         result
     }
 
-    /// The chains and the forced order between them at each wanted location
-    /// (`locs` holds their accesses).
+    /// The chains and the forced order between them at each location (`locs`
+    /// holds their accesses).
     #[inline(never)]
     fn constrain_mo(
         &self,
@@ -669,12 +664,8 @@ impl<'g> Analysis<'g> {
         widx: &mut [u32],
         sc: &mut Scratch,
         loose: Option<EventId>,
-        only: Option<Loc>,
     ) -> Result<(), Inconsistency> {
         for lm in locs.iter_mut() {
-            if only.is_some_and(|o| o != lm.loc) {
-                continue;
-            }
             for (i, &w) in lm.writes.iter().enumerate() {
                 widx[self.dense(w)] = i as u32;
             }

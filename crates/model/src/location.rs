@@ -138,7 +138,7 @@ impl<'g> LocationCoherence<'g> {
     /// write too when `writes`: a successful RMW).
     ///
     /// Only the coherence edges into the new access and RMW atomicity can
-    /// fail (see [`LocMo::accepts_read`]), and their failure is final under
+    /// fail (see `LocMo::accepts_read`), and their failure is final under
     /// every model. Success is `None` when the seq_cst axiom could change
     /// with them (the caller then checks in full): under SC, with a seq_cst
     /// fence in the graph (a fence before the read can gain psc edges
