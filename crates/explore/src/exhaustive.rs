@@ -368,7 +368,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for (t, &n) in prefix.0.iter().enumerate() {
                 keep.0[t] = keep.0[t].max(n);
             }
-            if !self.maximal_extension(g, &keep, r, w) {
+            if !self.maximal_extension(g, &keep, r, w, !stealing) {
                 continue;
             }
             let base = g.restrict(&keep);
@@ -424,7 +424,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// not depend on how the discarded events were chosen, so at most one graph
     /// passes; and since a read of a write that is last in modification order
     /// (but for `w`) keeps a graph consistent, the canonical extension exists.
-    fn maximal_extension(&self, g: &ExecutionGraph, keep: &View, r: EventId, w: EventId) -> bool {
+    /// `consistent` says whether `g` is (it is not when an RMW stole a source).
+    fn maximal_extension(
+        &self,
+        g: &ExecutionGraph,
+        keep: &View,
+        r: EventId,
+        w: EventId,
+        consistent: bool,
+    ) -> bool {
         let mut discarded: Vec<(u32, EventId)> = g
             .events()
             .filter(|(id, _)| *id == r || !keep.contains(*id))
@@ -495,7 +503,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 if ev.spurious_fail || !(src.is_init() || view.contains(src)) || src == w {
                     return false;
                 }
-                if canonical_source(&mut h, e, ev, self.config.model) != Some(src) {
+                if canonical_source(&mut h, e, ev, self.config.model, consistent) != Some(src) {
                     return false;
                 }
                 // It was left reading some candidate.
@@ -569,7 +577,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for (t, &n) in prefix.0.iter().enumerate() {
                 keep.0[t] = keep.0[t].max(n);
             }
-            if !self.maximal_extension(g, &keep, e, d) {
+            if !self.maximal_extension(g, &keep, e, d, true) {
                 continue;
             }
             let mut g2 = g.restrict(&keep);
@@ -738,7 +746,7 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
         e.rf = None;
         e.spurious_fail = false;
         let id = EventId::new(t, g.thread_len(t));
-        match canonical_source(g, id, &e, model) {
+        match canonical_source(g, id, &e, model, false) {
             Some(w) => g.set_rf(id, w),
             None => return false,
         }
@@ -750,11 +758,14 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
 /// the writes `e` can read consistently while ending modification order (or,
 /// for a successful RMW, while the RMW ends it), the highest ranked (see
 /// [`canonical_rank`]). Leaves `e` reading an arbitrary candidate.
+/// `consistent` says whether `h` is known to be consistent: only then does
+/// a read of a write forced last need no seq_cst search.
 fn canonical_source(
     h: &mut ExecutionGraph,
     e: EventId,
     ev: &c11check_model::Event,
     model: c11check_model::Model,
+    consistent: bool,
 ) -> Option<EventId> {
     let loc = ev.loc()?;
     // Most candidates are judged from one analysis of the graph before `e`
@@ -772,7 +783,9 @@ fn canonical_source(
                         match base.read_extension_consistent(e.thread, ord, writes, loc, x)? {
                             false => Some(false),
                             true if !base.could_end_mo(x) => Some(false),
-                            true => (!base.sc_search_needed()).then_some(true),
+                            true => (!base.sc_search_needed()
+                                || (consistent && base.is_forced_last(x)))
+                            .then_some(true),
                         }
                     })
                     .collect();

@@ -318,6 +318,14 @@ impl LocMo {
         self.chain_last(c) == wi && self.order.iter_row(c).next().is_none()
     }
 
+    /// Whether every other write of the location is forced before write
+    /// `wi` (so it is last in every modification order).
+    pub(crate) fn is_forced_last(&self, wi: usize) -> bool {
+        let c = self.chain_of[wi];
+        self.chain_last(c) == wi
+            && (0..self.num_chains()).all(|other| other == c || self.order.get(other, c))
+    }
+
     fn write_index(&self, id: EventId) -> Option<usize> {
         self.writes.iter().position(|&w| w == id)
     }

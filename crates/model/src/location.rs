@@ -143,7 +143,8 @@ impl<'g> LocationCoherence<'g> {
     /// with them (the caller then checks in full): under SC, with a seq_cst
     /// fence in the graph (a fence before the read can gain psc edges
     /// through it), for a seq_cst access, or when the new edges are not
-    /// already forced at a location with seq_cst accesses.
+    /// already forced at a location with seq_cst accesses; but never when
+    /// `w` is forced last (then the access has no edge out of it).
     pub fn read_extension_consistent(
         &self,
         t: u32,
@@ -178,12 +179,18 @@ impl<'g> LocationCoherence<'g> {
         };
         let has = |v: Option<&[u32]>, x: EventId| v.is_some_and(|v| v[x.thread as usize] > x.index);
         let before = |x: EventId| x.is_init() || x.thread == t || has(prior, x) || has(acquired, x);
-        let Some(forced) = self
-            .lm
-            .accepts_read(index_in(&self.lm.writes, w), writes, before)
-        else {
+        let wi = index_in(&self.lm.writes, w);
+        let Some(forced) = self.lm.accepts_read(wi, writes, before) else {
             return Some(false);
         };
+        // Reading the write every other one is forced before, the access
+        // has no edge out of it in any relation the seq_cst axiom closes
+        // over (no rb, no later event, nothing reads it yet, and written it
+        // would stay last): it closes no cycle, and the graph before it is
+        // consistent, so no search is needed.
+        if self.lm.is_forced_last(wi) {
+            return Some(true);
+        }
         let sc_may_change = self.model == Model::Sc
             || self.has_sc_fence
             || ord.is_sc()
@@ -197,6 +204,13 @@ impl<'g> LocationCoherence<'g> {
     /// keep that so.
     pub fn could_end_mo(&self, w: EventId) -> bool {
         self.lm.could_end(index_in(&self.lm.writes, w))
+    }
+
+    /// Whether every other write of this location is forced before `w`:
+    /// it is last in every modification order, and a new read of it needs
+    /// no seq_cst search (see [`Self::read_extension_consistent`]).
+    pub fn is_forced_last(&self, w: EventId) -> bool {
+        self.lm.is_forced_last(index_in(&self.lm.writes, w))
     }
 
     /// The location's writes, the initialisation write first, then in the
@@ -314,8 +328,9 @@ mod tests {
         assert_eq!(other_thread, vec![(Some(true), true); 3]);
     }
 
-    /// An RMW may not read a write another RMW read (atomicity), and a
-    /// seq_cst access leaves the verdict to the full check.
+    /// An RMW may not read a write another RMW read (atomicity); a seq_cst
+    /// access of the write every other one is forced before is judged at
+    /// once.
     #[test]
     fn atomicity_and_seq_cst() {
         let mut g = ExecutionGraph::new(vec![0], 3);
@@ -332,13 +347,38 @@ mod tests {
         let lc = LocationCoherence::new(&g, Model::Cpp20, X).unwrap();
         assert!(lc.could_end_mo(u) && !lc.could_end_mo(w1));
         assert!(!lc.sc_search_needed());
+        assert!(lc.is_forced_last(u) && !lc.is_forced_last(w1));
         assert_eq!(
             lc.read_extension_consistent(2, MemOrder::SeqCst, true, X, u),
-            None
+            Some(true)
         );
         assert_eq!(
             lc.read_extension_consistent(2, MemOrder::SeqCst, true, X, w1),
             Some(false)
+        );
+    }
+
+    /// Two writes no order relates: a seq_cst read of either leaves the
+    /// verdict to the full check (neither is forced last); once one thread
+    /// has read both, the second is forced last and a seq_cst read of it is
+    /// judged at once, in agreement with the full check.
+    #[test]
+    fn seq_cst_reads_of_a_write_forced_last() {
+        let mut g = ExecutionGraph::new(vec![0], 4);
+        let a = store(&mut g, 0, 1);
+        let b = store(&mut g, 1, 2);
+        let sc_load = Action::Load {
+            loc: X,
+            ord: MemOrder::SeqCst,
+        };
+        let got = verdicts(&g, 2, sc_load);
+        assert_eq!(got, vec![(None, true); 3]);
+        load(&mut g, 3, a);
+        load(&mut g, 3, b);
+        let got = verdicts(&g, 3, sc_load);
+        assert_eq!(
+            got,
+            vec![(Some(false), false), (Some(false), false), (Some(true), true)]
         );
     }
 }
