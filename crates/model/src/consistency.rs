@@ -130,6 +130,7 @@ impl LocMo {
         self.chain_items[self.chain_start[c + 1] - 1]
     }
     /// Whether write `a` is forced before write `b` (write indices).
+    #[inline]
     pub fn mo(&self, a: usize, b: usize) -> bool {
         let (ca, cb) = (self.chain_of[a], self.chain_of[b]);
         if ca == cb {
@@ -456,10 +457,10 @@ impl<'g> Analysis<'g> {
         Self::build(g, model, Some(loose), false)
     }
 
-    /// Happens-before, and modification-order constraints only if the
-    /// seq_cst axiom needs them (then at every location): what a race check
-    /// of a graph known to be consistent needs. Without them no location is
-    /// checked, and [`Analysis::find_mo`] takes no maxima.
+    /// Happens-before alone, with no modification-order constraints: what a
+    /// race check of a graph known to be consistent needs. No location is
+    /// checked, and [`Analysis::find_mo`] may not be asked (it panics when
+    /// the seq_cst axiom would need a search).
     pub fn happens_before(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
         Self::build(g, model, None, true)
     }
@@ -508,8 +509,6 @@ impl<'g> Analysis<'g> {
                 .extend((0..g.thread_len(t)).map(|i| EventId::new(t, i)));
         }
         a.compute_clocks()?;
-        // Without its locations the seq_cst search could not run.
-        a.partial = hb_only && !a.needs_sc_search();
         a.compute_mo(loose)?;
         Ok(a)
     }
@@ -1093,16 +1092,19 @@ impl<'g> Analysis<'g> {
             .filter_map(|(id, e)| e.loc().map(|l| (l, id, e.is_write(), e.ord().is_atomic())))
             .collect();
         evs.sort_by_key(|&(l, ..)| l.0);
-        for (i, &(la, a, wa, aa)) in evs.iter().enumerate() {
-            for &(lb, b, wb, ab) in &evs[i + 1..] {
-                if la != lb {
-                    break;
-                }
-                if a.thread == b.thread || !(wa || wb) || (aa && ab) {
-                    continue;
-                }
-                if !self.hb(a, b) && !self.hb(b, a) {
-                    out.push((a, b));
+        // Only locations with a non-atomic access can race.
+        for group in evs.chunk_by(|x, y| x.0 == y.0) {
+            if group.iter().all(|&(.., atomic)| atomic) {
+                continue;
+            }
+            for (i, &(_, a, wa, aa)) in group.iter().enumerate() {
+                for &(_, b, wb, ab) in &group[i + 1..] {
+                    if a.thread == b.thread || !(wa || wb) || (aa && ab) {
+                        continue;
+                    }
+                    if !self.hb(a, b) && !self.hb(b, a) {
+                        out.push((a, b));
+                    }
                 }
             }
         }
@@ -1278,6 +1280,16 @@ pub fn is_consistent(g: &ExecutionGraph, model: Model) -> bool {
         Ok(a) => a.is_consistent(),
         Err(_) => false,
     }
+}
+
+/// Whether the seq_cst axiom of `model` takes a search over modification
+/// orders in `g` (the model is SC, or `g` has seq_cst accesses or fences);
+/// without one, coherence per location is the whole check.
+pub fn needs_sc_search(g: &ExecutionGraph, model: Model) -> bool {
+    model == Model::Sc
+        || g.events().any(|(_, e)| {
+            (e.is_fence() || e.loc().is_some()) && effective_order(model, e.ord()).is_sc()
+        })
 }
 
 /// Why `g` is inconsistent under `model`, if it is.

@@ -197,7 +197,13 @@ impl ExecutionGraph {
     /// change touches what clocks depend on (the source, the kind, location
     /// and order, whether it writes, the thread it joins).
     pub fn update_event(&mut self, id: EventId, f: impl FnOnce(&mut Event)) {
+        let known = self.memo.0.get_mut().known(id.thread as usize) > id.index as usize;
         let e = &mut self.threads[id.thread as usize].events[id.index as usize];
+        if !known {
+            // No clock of it (so none after it) is remembered.
+            f(e);
+            return;
+        }
         let before = clock_inputs(e);
         f(e);
         if clock_inputs(e) != before {

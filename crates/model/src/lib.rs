@@ -14,7 +14,7 @@ pub mod location;
 mod memo;
 mod psc;
 
-pub use consistency::{check, is_consistent, Analysis, Inconsistency, Model};
+pub use consistency::{check, is_consistent, needs_sc_search, Analysis, Inconsistency, Model};
 pub use event::{
     Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
 };

@@ -378,7 +378,11 @@ mod tests {
         let got = verdicts(&g, 3, sc_load);
         assert_eq!(
             got,
-            vec![(Some(false), false), (Some(false), false), (Some(true), true)]
+            vec![
+                (Some(false), false),
+                (Some(false), false),
+                (Some(true), true)
+            ]
         );
     }
 }

@@ -343,7 +343,9 @@ impl FiberDriver {
                 // event: take this run's, and what reads return follows from
                 // their sources, which were replayed first.
                 let was_write = e.is_write();
-                g.update_event(id, |e| e.action = a);
+                if e.action != a {
+                    g.update_event(id, |e| e.action = a);
+                }
                 if let Some(w) = e.rf {
                     g.set_rf(id, w);
                 }
