@@ -345,7 +345,8 @@ impl LiveMemory {
         self.threads[t as usize].running = false;
     }
 
-    /// Thread `t` waits to join `child` (see [`ThreadState::joining`]).
+    /// Thread `t` waits to join `child`: it will read only after it has seen
+    /// all `child` did, so pruning need not keep what it could read now.
     pub fn wait_join(&mut self, t: u32, child: u32) {
         self.threads[t as usize].joining = Some(child);
     }
