@@ -203,45 +203,6 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // Whether the read (a successful RMW) writes, given the source.
         let writes_when =
             |g: &ExecutionGraph, w: EventId, sp: bool| read_writes(&action, g.written_value(w), sp);
-        // Each source is judged from one analysis of the graph before the
-        // read (only where the seq_cst axiom could change is the full check
-        // needed): the verdict when the access does not write, when it does,
-        // and (for an RMW that may steal another's source) when it writes
-        // but is not held to atomicity: then it is a read with its success
-        // order, and a write nothing is forced after.
-        let (writes, quick): (Vec<EventId>, Vec<[Option<bool>; 3]>) =
-            match LocationCoherence::new(g, model, loc) {
-                Err(_) => (g.writes_to(loc), Vec::new()),
-                Ok(base) => {
-                    let writes = base.writes();
-                    let is_rmw = matches!(action, Action::Rmw { .. } | Action::Cas { .. });
-                    let quick: Vec<[Option<bool>; 3]> = writes
-                        .iter()
-                        .map(|&w| {
-                            let judge = |ord_of_write: bool, wr: bool| {
-                                let ord = read_order(&action, ord_of_write);
-                                base.read_extension_consistent(t, ord, wr, loc, w)
-                            };
-                            [
-                                judge(false, false),
-                                is_rmw.then(|| judge(true, true)).flatten(),
-                                is_rmw.then(|| judge(true, false)).flatten(),
-                            ]
-                        })
-                        .collect();
-                    // Sources coherence rules out however the access ends are not
-                    // tried at all.
-                    let ruled_out = |q: &[Option<bool>; 3]| {
-                        q[0] == Some(false) && (!is_rmw || q[1..].iter().all(|v| *v == Some(false)))
-                    };
-                    writes
-                        .iter()
-                        .zip(quick)
-                        .filter(|(_, q)| !ruled_out(q))
-                        .unzip()
-                }
-            };
-        let id = g.push(t, action);
         let weak_expected = match action {
             Action::Cas {
                 weak: true,
@@ -250,45 +211,81 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             } => Some(expected),
             _ => None,
         };
+        let id = EventId::new(t, g.thread_len(t));
+        // Whether the read fails spuriously, as far as it may.
+        let spurious = |g: &ExecutionGraph, w: EventId| -> &'static [bool] {
+            if weak_expected == Some(g.written_value(w)) && may_fail_spuriously(g, id, loc, w) {
+                &[false, true]
+            } else {
+                &[false]
+            }
+        };
+        let is_rmw = matches!(action, Action::Rmw { .. } | Action::Cas { .. });
+        // Each source (with whether the read fails spuriously) is judged from
+        // one analysis of the graph before the read, the full check being
+        // needed only where the seq_cst axiom could change: the verdict for
+        // how the access ends with it, and, for an RMW that could steal
+        // another's source, the verdict when it writes but is not held to
+        // atomicity (then it is a read with its success order, and a write
+        // nothing is forced after). Sources ruled out both ways are not
+        // tried at all.
+        let candidates: Vec<(EventId, bool, Option<bool>, Option<bool>)> =
+            match LocationCoherence::new(g, model, loc) {
+                Err(_) => g
+                    .writes_to(loc)
+                    .into_iter()
+                    .flat_map(|w| spurious(g, w).iter().map(move |&sp| (w, sp, None, None)))
+                    .collect(),
+                Ok(base) => {
+                    let judge = |w: EventId, ord_of_write: bool, wr: bool| {
+                        let ord = read_order(&action, ord_of_write);
+                        base.read_extension_consistent(t, ord, wr, loc, w)
+                    };
+                    let mut candidates = Vec::new();
+                    for w in base.writes() {
+                        for &sp in spurious(g, w) {
+                            let wr = writes_when(g, w, sp);
+                            let verdict = judge(w, wr, wr);
+                            let loose = (is_rmw && wr && verdict != Some(true))
+                                .then(|| judge(w, true, false))
+                                .flatten();
+                            let ruled_out =
+                                verdict == Some(false) && (!is_rmw || !wr || loose == Some(false));
+                            if !ruled_out {
+                                candidates.push((w, sp, verdict, loose));
+                            }
+                        }
+                    }
+                    candidates
+                }
+            };
+        let id = g.push(t, action);
         // The consistent sources (with whether the read fails spuriously):
         // each but the last continues in a copy of the graph, the last in
         // the graph itself.
         let mut options: Vec<(EventId, bool)> = Vec::new();
-        for (i, &w) in writes.iter().enumerate() {
-            let spurious: &[bool] =
-                if weak_expected == Some(g.written_value(w)) && may_fail_spuriously(g, id, w) {
-                    &[false, true]
-                } else {
-                    &[false]
-                };
-            for &sp in spurious {
-                // Try the source in place; copy the graph only to keep it.
-                g.set_rf(id, w);
-                g.update_event(id, |e| e.spurious_fail = sp);
-                let verdict = quick.get(i).and_then(|q| q[writes_when(g, w, sp) as usize]);
+        for (w, sp, verdict, loose) in candidates {
+            // Try the source in place; copy the graph only to keep it.
+            g.set_rf(id, w);
+            g.update_event(id, |e| e.spurious_fail = sp);
+            debug_assert!(
+                verdict.is_none_or(|v| v == is_consistent(g, model)),
+                "quick read check disagrees with the full one"
+            );
+            if verdict.unwrap_or_else(|| is_consistent(g, model)) {
+                options.push((w, sp));
+            } else if g.event(id).is_rmw() && steals_from_unsettled_rmw(g, id, w, self.commute) && {
+                let full = || Analysis::new_with_loose_rmw(g, model, id).is_ok();
                 debug_assert!(
-                    verdict.is_none_or(|v| v == is_consistent(g, model)),
-                    "quick read check disagrees with the full one"
+                    loose.is_none_or(|v| v == full()),
+                    "quick loose-RMW check disagrees with the full one"
                 );
-                if verdict.unwrap_or_else(|| is_consistent(g, model)) {
-                    options.push((w, sp));
-                } else if g.event(id).is_rmw()
-                    && steals_from_unsettled_rmw(g, id, w, self.commute)
-                    && {
-                        let loose = quick.get(i).and_then(|q| q[2]);
-                        let full = || Analysis::new_with_loose_rmw(g, model, id).is_ok();
-                        debug_assert!(
-                            loose.is_none_or(|v| v == full()),
-                            "quick loose-RMW check disagrees with the full one"
-                        );
-                        loose.unwrap_or_else(full)
-                    }
-                {
-                    // The RMW reads a write another, still revisitable RMW read:
-                    // this graph is dropped, but its backward revisits (which make
-                    // that RMW read from this one) are executions to explore.
-                    self.calc_revisits_with(g, id, true);
-                }
+                loose.unwrap_or_else(full)
+            } {
+                // The RMW reads a write another, still revisitable RMW read:
+                // this graph is dropped, but its backward revisits (which make
+                // that RMW read from this one) are executions to explore.
+                self.calc_revisits_with(g, id, true);
             }
         }
         // A lock acquisition that finds the lock held only waits: when it
@@ -353,6 +350,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             g.porf_prefix(w)
         };
         reads.retain(|&r| !prefix.contains(r));
+        let needs_sc = std::cell::OnceCell::new();
         for r in reads {
             let rstamp = g.event(r).stamp;
             let mut keep = View(
@@ -372,13 +370,18 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             if !self.maximal_extension(g, &keep, r, w, !stealing) {
                 continue;
             }
-            let base = g.restrict(&keep);
+            // The kept events but `r`, which is last in its thread, and
+            // which nothing kept reads (what reads it came after it, or is
+            // in the prefix of `w`, which `r` is not).
+            let mut without_r = keep.clone();
+            without_r.0[r.thread as usize] = r.index;
+            let base = g.restrict(&without_r);
             let spurious: &[bool] = match g.event(r).action {
                 Action::Cas {
                     weak: true,
                     expected,
                     ..
-                } if expected == g.written_value(w) && may_fail_spuriously(g, r, w) => {
+                } if expected == g.written_value(w) && may_fail_spuriously(g, r, loc, w) => {
                     &[false, true]
                 }
                 _ => &[false],
@@ -392,24 +395,76 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 && action.cas_succeeds(g.written_value(w)) == Some(false);
             for &sp in spurious {
                 let mut g2 = base.clone();
-                if waits {
-                    g2.truncate_thread(r.thread, r.index);
-                } else {
+                if !waits {
+                    let mut e = g.event(r).clone();
+                    e.spurious_fail = sp;
+                    g2.push_event(r.thread, e);
                     g2.set_rf(r, w);
-                    g2.update_event(r, |e| e.spurious_fail = sp);
                 }
-                if (commute && !relink_refcounts(g, &mut g2))
-                    || !repair_dangling_reads(&mut g2, r, model)
-                {
+                let relinked = match commute {
+                    true => match relink_refcounts(g, &mut g2) {
+                        Some(changed) => changed,
+                        None => continue,
+                    },
+                    false => false,
+                };
+                let Some(repaired) = repair_dangling_reads(&mut g2, r, model) else {
                     continue;
-                }
+                };
                 g2.settle(&prefix);
-                if !is_consistent(&g2, model) {
+                // Where an RMW stole a source, the kept part is judged at
+                // `w`'s location only: not when the seq_cst axiom matters.
+                let sc_matters = stealing && *needs_sc.get_or_init(|| needs_sc_search(g, model));
+                let quick = if relinked || repaired || sc_matters {
+                    None
+                } else {
+                    let read = (!waits).then(|| g2.event(r).is_write());
+                    self.revisit_extension_consistent(&base, r, w, read, stealing, &action)
+                };
+                debug_assert!(
+                    quick.is_none_or(|v| v == is_consistent(&g2, model)),
+                    "quick revisit check disagrees with the full one"
+                );
+                if !quick.unwrap_or_else(|| is_consistent(&g2, model)) {
                     continue;
                 }
                 self.stats.revisits += 1;
                 let written = (!waits && g2.event(r).is_write()).then_some(r);
                 self.stack.push(Item { g: g2, written });
+            }
+        }
+    }
+
+    /// Whether the revisit graph of read `r` by write `w` is consistent,
+    /// judged from `base`, its events but `r` (closed under po and rf, no
+    /// source changed), with `r` appended reading `w` (`Some(writes)`:
+    /// writing too, when `writes`), or left out (`None`: it waits); `None`
+    /// when only the full check can tell. `base` is part of a consistent
+    /// graph, so consistent itself, unless `stealing` (`w` reads a source
+    /// another RMW read): then `w` alone may break coherence or atomicity at
+    /// its location, which the location check finds (the caller makes sure
+    /// the seq_cst axiom does not matter).
+    fn revisit_extension_consistent(
+        &self,
+        base: &ExecutionGraph,
+        r: EventId,
+        w: EventId,
+        read: Option<bool>,
+        stealing: bool,
+        action: &Action,
+    ) -> Option<bool> {
+        let model = self.config.model;
+        if !stealing && read.is_none() {
+            return Some(true);
+        }
+        let loc = base.loc_of(w)?;
+        let Ok(lc) = LocationCoherence::new(base, model, loc) else {
+            return Some(false);
+        };
+        match read {
+            None => Some(true),
+            Some(writes) => {
+                lc.read_extension_consistent(r.thread, read_order(action, writes), writes, loc, w)
             }
         }
     }
@@ -522,7 +577,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             }
             view.include(e);
             h.push_event(e.thread, ev.clone());
-            relink(&mut h);
+            // Only an update of a count changes the counts' chains.
+            if self.commute && ev.is_refcount() {
+                relink(&mut h);
+            }
         }
         true
     }
@@ -548,6 +606,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // (from the end) that is not a reference-count update or that a plain
         // read or CAS reads.
         let observed = |x: EventId| g.events().any(|(_, r)| r.rf == Some(x) && !r.is_refcount());
+        // What `d` depends on in any order of the updates: an update in it
+        // cannot be the last one, and needs no relinked copy to tell.
+        let fixed = g.porf_prefix_without_counts(d);
         for i in (1..chain.len() - 1).rev() {
             let e = chain[i];
             let ev = g.event(e);
@@ -561,6 +622,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     ..
                 }
             ) || !ev.revisitable
+                || fixed.contains(e)
             {
                 continue;
             }
@@ -597,7 +659,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             if g2.event(e).refcount_class() != Some(true)
                 || g2.event(d).refcount_class() != Some(false)
                 || !classes_kept(g, &g2, e)
-                || !repair_dangling_reads(&mut g2, e, model)
+                || repair_dangling_reads(&mut g2, e, model).is_none()
             {
                 continue;
             }
@@ -680,15 +742,17 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
 }
 
 /// Relinks the reference-count chains of `g2` (a restriction of `g`, where
-/// updates may have been removed) in `g`'s order; false when that changes what
-/// an update that something kept depends on told its thread (see [`classes_kept`]).
-fn relink_refcounts(g: &ExecutionGraph, g2: &mut ExecutionGraph) -> bool {
+/// updates may have been removed) in `g`'s order: whether a source changed,
+/// or `None` when that changes what an update that something kept depends
+/// on told its thread (see [`classes_kept`]).
+fn relink_refcounts(g: &ExecutionGraph, g2: &mut ExecutionGraph) -> Option<bool> {
+    let mut changed = false;
     for loc in g.refcount_locs() {
         if let Some(chain) = g.rmw_chain(loc) {
-            g2.relink_chain(&chain);
+            changed |= g2.relink_chain(&chain);
         }
     }
-    classes_kept(g, g2, EventId::init(c11check_model::Loc(0)))
+    classes_kept(g, g2, EventId::init(c11check_model::Loc(0))).then_some(changed)
 }
 
 /// Whether every reference-count update of `g2` other than `moved` that is
@@ -734,7 +798,12 @@ fn read_order(action: &Action, writes: bool) -> c11check_model::MemOrder {
 
 /// Gives every read whose source was removed by a revisit (other than `r`) its
 /// canonical source ([`canonical_source`]) again. Such reads are always last in their thread.
-fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_model::Model) -> bool {
+/// Returns whether there was one, or `None` when one has no source left.
+fn repair_dangling_reads(
+    g: &mut ExecutionGraph,
+    r: EventId,
+    model: c11check_model::Model,
+) -> Option<bool> {
     let mut dangling: Vec<(u32, c11check_model::Event)> = Vec::new();
     for t in 0..g.num_threads() as u32 {
         let len = g.thread_len(t);
@@ -749,7 +818,7 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
         }
     }
     if dangling.is_empty() {
-        return true;
+        return Some(false);
     }
     for (t, _) in &dangling {
         let len = g.thread_len(*t);
@@ -762,10 +831,10 @@ fn repair_dangling_reads(g: &mut ExecutionGraph, r: EventId, model: c11check_mod
         let id = EventId::new(t, g.thread_len(t));
         match canonical_source(g, id, &e, model, false) {
             Some(w) => g.set_rf(id, w),
-            None => return false,
+            None => return None,
         }
     }
-    true
+    Some(true)
 }
 
 /// The canonical source of read `e` (`ev`, appended to its thread in `h`): of
@@ -787,8 +856,8 @@ fn canonical_source(
     let (cands, quick): (Vec<EventId>, Vec<Option<bool>>) =
         match LocationCoherence::new(h, model, loc) {
             Ok(base) => {
-                let mut cands = base.writes().to_vec();
-                cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
+                let mut cands = base.writes();
+                cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
                 let quick = cands
                     .iter()
                     .map(|&x| {
@@ -807,7 +876,7 @@ fn canonical_source(
             }
             Err(_) => {
                 let mut cands = h.writes_to(loc);
-                cands.sort_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
+                cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
                 let quick = vec![None; cands.len()];
                 (cands, quick)
             }
@@ -837,13 +906,18 @@ fn canonical_rank(w: EventId) -> (u64, u32) {
     }
 }
 
-/// Whether weak CAS `e` may fail spuriously when it reads `w`: not when the
+/// Whether weak CAS `e` (of `loc`) may fail spuriously when it reads `w`: not when the
 /// thread's previous operation was a weak CAS that just failed spuriously on
 /// the same write. Spurious failures do not repeat forever, and a retry loop
 /// that fails twice in a row reading the same write is in the same state as
 /// after one failure, so this bound cuts only redundant executions (a loop
 /// that counts its retries would see fewer of them).
-fn may_fail_spuriously(g: &ExecutionGraph, e: EventId, w: EventId) -> bool {
+fn may_fail_spuriously(
+    g: &ExecutionGraph,
+    e: EventId,
+    loc: c11check_model::Loc,
+    w: EventId,
+) -> bool {
     if e.index == 0 {
         return true;
     }
@@ -851,7 +925,7 @@ fn may_fail_spuriously(g: &ExecutionGraph, e: EventId, w: EventId) -> bool {
     !(matches!(prev.action, Action::Cas { weak: true, .. })
         && prev.spurious_fail
         && prev.rf == Some(w)
-        && prev.loc() == g.event(e).loc())
+        && prev.loc() == Some(loc))
 }
 
 /// Whether RMW `e` reading `w` conflicts only with another RMW that read `w` and

@@ -24,6 +24,21 @@ impl BitMatrix {
         self.bits.clear();
         self.bits.resize(n * self.words, 0);
     }
+    /// Makes it `n × n` (`n` at least its size), keeping its relation.
+    pub fn grow(&mut self, n: usize) {
+        let words = n.div_ceil(64).max(1);
+        if words == self.words {
+            self.bits.resize(n * words, 0);
+        } else {
+            let mut bits = vec![0; n * words];
+            for i in 0..self.n {
+                bits[i * words..i * words + self.words].copy_from_slice(self.row(i));
+            }
+            self.bits = bits;
+            self.words = words;
+        }
+        self.n = n;
+    }
     pub fn len(&self) -> usize {
         self.n
     }

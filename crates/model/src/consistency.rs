@@ -330,6 +330,131 @@ impl LocMo {
     fn write_index(&self, id: EventId) -> Option<usize> {
         self.writes.iter().position(|&w| w == id)
     }
+
+    /// The index of write `w` in `writes` (which an extended `LocMo` no
+    /// longer lists in graph order).
+    pub(crate) fn index_of(&self, w: EventId) -> usize {
+        self.write_index(w).expect("a write of the location")
+    }
+
+    /// Adds write-index edge `a` → `b` to an order that is closed, keeping
+    /// it closed; fails when it closes a cycle or breaks an RMW chain.
+    fn add_closed_edge(&mut self, a: usize, b: usize) -> Result<(), Inconsistency> {
+        let (ca, cb) = (self.chain_of[a], self.chain_of[b]);
+        if ca == cb {
+            return match self.pos[a] < self.pos[b] {
+                true => Ok(()),
+                false => Err(Inconsistency::Atomicity(self.loc)),
+            };
+        }
+        if self.order.get(ca, cb) {
+            return Ok(());
+        }
+        if self.order.get(cb, ca) {
+            return Err(Inconsistency::Coherence(self.loc));
+        }
+        for x in 0..self.num_chains() {
+            if x == ca || self.order.get(x, ca) {
+                self.order.set(x, cb);
+                self.order.or_row(x, cb);
+            }
+        }
+        Ok(())
+    }
+
+    /// Extends a built `LocMo` (see [`Self::constrain`]) with write `w`, an
+    /// RMW reading the write of index `src` or else a plain write: its
+    /// place in the chains and its coherence edges with every access
+    /// already there, both ways (it need not be the latest).
+    pub(crate) fn push_write(
+        &mut self,
+        w: EventId,
+        src: Option<usize>,
+        hb: impl Fn(EventId, EventId) -> bool,
+    ) -> Result<(), Inconsistency> {
+        let b = self.writes.len();
+        self.writes.push(w);
+        match src {
+            Some(s) => {
+                let c = self.chain_of[s];
+                if self.chain_last(c) != s {
+                    return Err(Inconsistency::Atomicity(self.loc));
+                }
+                self.chain_items.insert(self.chain_start[c + 1], b);
+                for start in &mut self.chain_start[c + 1..] {
+                    *start += 1;
+                }
+                self.chain_of.push(c);
+                self.pos.push(self.pos[s] + 1);
+            }
+            None => {
+                let c = self.num_chains();
+                self.chain_items.push(b);
+                self.chain_start.push(self.chain_items.len());
+                self.chain_of.push(c);
+                self.pos.push(0);
+                self.order.grow(c + 1);
+            }
+        }
+        self.add_closed_edge(0, b)?;
+        for a in 1..b {
+            let x = self.writes[a];
+            if hb(x, w) {
+                self.add_closed_edge(a, b)?; // CoWW
+            }
+            if hb(w, x) {
+                self.add_closed_edge(b, a)?;
+            }
+        }
+        for ri in 0..self.reads.len() {
+            let (r, src) = (self.reads[ri], self.read_src[ri]);
+            if hb(r, w) {
+                self.add_closed_edge(src, b)?; // CoRW
+            }
+            if hb(w, r) {
+                self.add_closed_edge(b, src)?; // CoWR
+            }
+        }
+        Ok(())
+    }
+
+    /// Extends a built `LocMo` with read `r` of the write of index `src`
+    /// (an RMW's write half first, with [`Self::push_write`]): its coherence
+    /// edges with every access already there, both ways.
+    pub(crate) fn push_read(
+        &mut self,
+        r: EventId,
+        src: usize,
+        hb: impl Fn(EventId, EventId) -> bool,
+    ) -> Result<(), Inconsistency> {
+        for a in 0..self.writes.len() {
+            let x = self.writes[a];
+            if a == src || x == r {
+                continue;
+            }
+            if hb(x, r) {
+                self.add_closed_edge(a, src)?; // CoWR
+            }
+            if hb(r, x) {
+                self.add_closed_edge(src, a)?; // CoRW
+            }
+        }
+        for ri in 0..self.reads.len() {
+            let (r2, w2) = (self.reads[ri], self.read_src[ri]);
+            if w2 == src {
+                continue;
+            }
+            if hb(r2, r) {
+                self.add_closed_edge(w2, src)?; // CoRR
+            }
+            if hb(r, r2) {
+                self.add_closed_edge(src, w2)?;
+            }
+        }
+        self.reads.push(r);
+        self.read_src.push(src);
+        Ok(())
+    }
 }
 
 /// Empties `v` and fills it with `len` copies of `x`, keeping its buffer.
@@ -1084,19 +1209,30 @@ impl<'g> Analysis<'g> {
     /// non-atomic, unordered by happens-before, in graph order.
     pub fn races(&self) -> Vec<(EventId, EventId)> {
         let mut out = Vec::new();
-        // Accesses grouped by location (then in graph order), so that only
-        // those of one location are paired.
+        // Only locations with a non-atomic access can race.
+        let mut plain: Vec<bool> = Vec::new();
+        for (_, e) in self.g.events() {
+            if let Some(l) = e.loc().filter(|_| !e.ord().is_atomic()) {
+                let l = l.0 as usize;
+                if plain.len() <= l {
+                    plain.resize(l + 1, false);
+                }
+                plain[l] = true;
+            }
+        }
+        if plain.is_empty() {
+            return out;
+        }
+        // Their accesses grouped by location (then in graph order), so that
+        // only those of one location are paired.
         let mut evs: Vec<(Loc, EventId, bool, bool)> = self
             .g
             .events()
             .filter_map(|(id, e)| e.loc().map(|l| (l, id, e.is_write(), e.ord().is_atomic())))
+            .filter(|&(l, ..)| plain.get(l.0 as usize) == Some(&true))
             .collect();
         evs.sort_by_key(|&(l, ..)| l.0);
-        // Only locations with a non-atomic access can race.
         for group in evs.chunk_by(|x, y| x.0 == y.0) {
-            if group.iter().all(|&(.., atomic)| atomic) {
-                continue;
-            }
             for (i, &(_, a, wa, aa)) in group.iter().enumerate() {
                 for &(_, b, wb, ab) in &group[i + 1..] {
                     if a.thread == b.thread || !(wa || wb) || (aa && ab) {
@@ -1139,10 +1275,16 @@ pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMe
     let nt = g.num_threads();
     memo.prepare(model, nt);
     let mut missing = 0;
+    let mut cut = false;
     for t in 0..nt {
         let len = g.thread_len(t as u32) as usize;
+        cut |= memo.known(t) > len;
         memo.threads[t].truncate(len, nt);
         missing += len - memo.known(t);
+    }
+    if cut {
+        let lens: Vec<usize> = (0..nt).map(|t| memo.known(t)).collect();
+        memo.locs.forget_beyond(&lens);
     }
     if missing == 0 {
         return true;

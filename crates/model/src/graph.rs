@@ -251,6 +251,7 @@ impl ExecutionGraph {
         for (th, &n) in memo.threads.iter_mut().zip(&cut) {
             th.truncate(n, stride);
         }
+        memo.locs.forget_beyond(&cut);
     }
     /// Marks the events of `view` that the graph holds as no longer
     /// revisitable (clocks do not depend on it).
@@ -386,6 +387,12 @@ impl ExecutionGraph {
         }
     }
 
+    /// The porf-prefix of `id` without any reference-count update reading
+    /// another: part of the prefix whatever order the updates take.
+    pub fn porf_prefix_without_counts(&self, id: EventId) -> View {
+        self.prefix_view(View(vec![0; self.threads.len()]), start_work(id), false)
+    }
+
     fn prefix_view(&self, mut view: View, mut work: Vec<EventId>, refcount_rf: bool) -> View {
         while let Some(x) = work.pop() {
             let t = x.thread as usize;
@@ -439,15 +446,19 @@ impl ExecutionGraph {
 
     /// Makes the events of `order` (an RMW chain, see [`Self::rmw_chain`])
     /// that are in the graph each read the previous one present, the initial
-    /// write first, and recomputes the values they read.
-    pub fn relink_chain(&mut self, order: &[EventId]) {
+    /// write first, and recomputes the values they read. Returns whether
+    /// some event's source changed.
+    pub fn relink_chain(&mut self, order: &[EventId]) -> bool {
         let mut prev = order[0];
+        let mut changed = false;
         for &e in &order[1..] {
             if self.contains(e) {
+                changed |= self.event(e).rf != Some(prev);
                 self.set_rf(e, prev);
                 prev = e;
             }
         }
+        changed
     }
 
     /// The locations that reference-count updates touch.

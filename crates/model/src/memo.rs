@@ -122,6 +122,8 @@ pub(crate) struct ClockMemo {
     /// Entries per clock (the number of threads when they were computed).
     pub stride: usize,
     pub threads: Vec<ThreadClocks>,
+    /// Per location, the coherence constraints over events with clocks.
+    pub locs: crate::location::LocCaches,
 }
 
 impl ClockMemo {
@@ -132,6 +134,7 @@ impl ClockMemo {
             self.model = Some(model);
             self.stride = nt;
             self.threads.clear();
+            self.locs.clear();
         }
         if self.stride < nt {
             for th in &mut self.threads {
