@@ -328,10 +328,11 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 "revisits computed on an inconsistent graph"
             );
         }
+        // Reads before `w` in its thread are in its prefix.
         let mut reads: Vec<EventId> = g
             .events()
             .filter(|(id, e)| {
-                *id != w
+                !(id.thread == w.thread && id.index <= w.index)
                     && e.loc() == Some(loc)
                     && e.is_read()
                     && e.revisitable

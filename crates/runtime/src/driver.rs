@@ -8,7 +8,6 @@ use corosensei::stack::DefaultStack;
 use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -69,8 +68,9 @@ pub struct FiberDriver {
     /// Bodies of spawned threads whose fibers are not created yet.
     bodies: Vec<Option<ThreadMain>>,
     pub(crate) shared: Rc<RefCell<Shared>>,
-    /// Locations used by events of the current graph (fresh ones avoid them).
-    used_locs: HashSet<Loc>,
+    /// Locations used by events of the current graph, by index (fresh ones
+    /// avoid them).
+    used_locs: Vec<bool>,
     /// Fiber stacks of finished fibers, reused (allocating one is a syscall).
     stacks: Vec<DefaultStack>,
 }
@@ -84,7 +84,7 @@ impl FiberDriver {
             slots: Vec::new(),
             bodies: Vec::new(),
             shared: Rc::new(RefCell::new(Shared::default())),
-            used_locs: HashSet::new(),
+            used_locs: Vec::new(),
             stacks: Vec::new(),
         }
     }
@@ -257,7 +257,7 @@ impl FiberDriver {
         }
         let loc = (0..g.num_locs() as u32)
             .map(Loc)
-            .find(|l| !self.used_locs.contains(l));
+            .find(|l| self.used_locs.get(l.0 as usize) != Some(&true));
         let loc = match loc {
             Some(l) => {
                 g.set_init(l, init);
@@ -265,7 +265,7 @@ impl FiberDriver {
             }
             None => g.add_loc(init),
         };
-        self.used_locs.insert(loc);
+        mark_used(&mut self.used_locs, loc);
         loc
     }
 
@@ -568,7 +568,10 @@ impl Driver for FiberDriver {
     fn begin(&mut self, g: &mut ExecutionGraph) {
         self.teardown();
         self.shared.borrow_mut().generation = crate::next_generation();
-        self.used_locs = g.events().filter_map(|(_, e)| e.loc()).collect();
+        self.used_locs.clear();
+        for loc in g.events().filter_map(|(_, e)| e.loc()) {
+            mark_used(&mut self.used_locs, loc);
+        }
         self.shared.borrow_mut().sites.clear();
         // Replay every event of `g` in an order that respects po and rf.
         loop {
@@ -642,4 +645,13 @@ impl Driver for FiberDriver {
             Some(Pending::Finished) | None => Action::Finish,
         }
     }
+}
+
+/// Marks `loc` used in `used` (indexed by location).
+fn mark_used(used: &mut Vec<bool>, loc: Loc) {
+    let i = loc.0 as usize;
+    if used.len() <= i {
+        used.resize(i + 1, false);
+    }
+    used[i] = true;
 }
