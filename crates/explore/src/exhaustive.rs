@@ -70,6 +70,8 @@ struct Explorer<'a, D, V> {
     /// Locations that some graph updated as a reference count.
     refcount_locs: Vec<bool>,
     restart: bool,
+    /// The buffer `pick` asks for runnable threads in.
+    steps: Vec<(u32, Action)>,
 }
 
 /// Explores every consistent execution of the program `driver` describes.
@@ -87,6 +89,7 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         commute: config.commute_refcounts && config.model != c11check_model::Model::Sc,
         refcount_locs: Vec::new(),
         restart: false,
+        steps: Vec::new(),
     };
     while let Some(item) = ex.stack.pop() {
         ex.run(item.g, item.written);
@@ -189,8 +192,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
 
     /// The lowest thread that can take a step, and its action.
     fn pick(&mut self, g: &mut ExecutionGraph) -> Pick {
-        match crate::runnable(self.driver, g, true) {
-            Ok(steps) => Pick::Run(steps[0].0, steps[0].1),
+        match crate::runnable_into(self.driver, g, true, &mut self.steps) {
+            Ok(()) => Pick::Run(self.steps[0].0, self.steps[0].1),
             Err(ending) => Pick::Done(ending),
         }
     }
@@ -241,8 +244,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                         let ord = read_order(&action, ord_of_write);
                         base.read_extension_consistent(t, ord, wr, loc, w)
                     };
-                    let mut candidates = Vec::new();
-                    for w in base.writes() {
+                    let writes = base.writes();
+                    let mut candidates = Vec::with_capacity(writes.len());
+                    for w in writes {
                         for &sp in spurious(g, w) {
                             let wr = writes_when(g, w, sp);
                             let verdict = judge(w, wr, wr);
@@ -263,7 +267,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // The consistent sources (with whether the read fails spuriously):
         // each but the last continues in a copy of the graph, the last in
         // the graph itself.
-        let mut options: Vec<(EventId, bool)> = Vec::new();
+        let mut options: Vec<(EventId, bool)> = Vec::with_capacity(candidates.len());
         for (w, sp, verdict, loose) in candidates {
             // Try the source in place; copy the graph only to keep it.
             g.set_rf(id, w);

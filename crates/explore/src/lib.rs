@@ -66,6 +66,17 @@ pub(crate) fn runnable<D: Driver>(
     first_only: bool,
 ) -> Result<Vec<(u32, Action)>, Ending> {
     let mut steps = Vec::new();
+    runnable_into(driver, g, first_only, &mut steps).map(|()| steps)
+}
+
+/// [`runnable`] into `steps` (emptied first), which the caller keeps.
+pub(crate) fn runnable_into<D: Driver>(
+    driver: &mut D,
+    g: &mut ExecutionGraph,
+    first_only: bool,
+    steps: &mut Vec<(u32, Action)>,
+) -> Result<(), Ending> {
+    steps.clear();
     let mut waits_for_lock = None;
     let (mut blocked, mut waiting) = (false, false);
     for t in 0..g.num_threads() as u32 {
@@ -111,7 +122,7 @@ pub(crate) fn runnable<D: Driver>(
         steps.extend(waits_for_lock);
     }
     if !steps.is_empty() {
-        Ok(steps)
+        Ok(())
     } else if blocked {
         Err(Ending::Blocked)
     } else if waiting {

@@ -429,15 +429,16 @@ impl ExecutionGraph {
     /// RMWs (the initial write, then each RMW reading the one before); `None`
     /// when some write to `loc` is not in such a chain.
     pub fn rmw_chain(&self, loc: Loc) -> Option<Vec<EventId>> {
-        let mut chain = vec![EventId::init(loc)];
         let mut writes = 0;
-        let mut next: Vec<(EventId, EventId)> = Vec::new();
+        let mut next: Vec<(EventId, EventId)> = Vec::with_capacity(8);
         for (id, e) in self.events() {
             if e.loc() == Some(loc) && e.is_write() {
                 writes += 1;
                 next.push((e.rf?, id));
             }
         }
+        let mut chain = Vec::with_capacity(writes + 1);
+        chain.push(EventId::init(loc));
         while let Some(&(_, n)) = next.iter().find(|(src, _)| *src == *chain.last().unwrap()) {
             chain.push(n);
         }

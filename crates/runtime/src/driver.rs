@@ -572,7 +572,11 @@ impl Driver for FiberDriver {
         for loc in g.events().filter_map(|(_, e)| e.loc()) {
             mark_used(&mut self.used_locs, loc);
         }
-        self.shared.borrow_mut().sites.clear();
+        // Each thread's sites are rewritten from the start (keeping the
+        // buffers).
+        for sites in &mut self.shared.borrow_mut().sites {
+            sites.clear();
+        }
         // Replay every event of `g` in an order that respects po and rf.
         loop {
             let mut progress = false;
