@@ -463,8 +463,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             return Some(true);
         }
         let loc = base.loc_of(w)?;
+        // Incoherent at `w`'s location, the kept part is inconsistent, which
+        // only `w` stealing a source can make it.
         let Ok(lc) = LocationCoherence::new(base, model, loc) else {
-            return Some(false);
+            return stealing.then_some(false);
         };
         match read {
             None => Some(true),

@@ -6,7 +6,10 @@
 //! `memo.rs`, so only events added since the last question cost anything)
 //! and the coherence constraints of that one location, not an [`Analysis`]
 //! of every event with its clocks copied out: [`LocationCoherence`] builds
-//! just those.
+//! just those. It keeps them with the remembered clocks, and the next
+//! question about the location extends them with the accesses added since
+//! (each gets its edges to the others; see `LocMo::push_write`), until the
+//! clocks of the events they cover are forgotten.
 //!
 //! [`Analysis`]: crate::Analysis
 
