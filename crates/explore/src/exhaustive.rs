@@ -380,7 +380,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             // in the prefix of `w`, which `r` is not).
             let mut without_r = keep.clone();
             without_r.0[r.thread as usize] = r.index;
-            let base = g.restrict(&without_r);
+            let mut base = Some(g.restrict(&without_r));
             let spurious: &[bool] = match g.event(r).action {
                 Action::Cas {
                     weak: true,
@@ -398,8 +398,24 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             let action = g.event(r).action;
             let waits = matches!(action, Action::Cas { lock: true, .. })
                 && action.cas_succeeds(g.written_value(w)) == Some(false);
-            for &sp in spurious {
-                let mut g2 = base.clone();
+            // Where an RMW stole a source, the kept part is judged at `w`'s
+            // location only: not when the seq_cst axiom matters.
+            let sc_matters = stealing && *needs_sc.get_or_init(|| needs_sc_search(g, model));
+            for (k, &sp) in spurious.iter().enumerate() {
+                // Judged before `base` becomes the last revisit graph (it
+                // counts only if no source changes below).
+                let quick = match sc_matters {
+                    true => None,
+                    false => {
+                        let read = (!waits).then(|| read_writes(&action, g.written_value(w), sp));
+                        let kept = base.as_ref().expect("kept until the last");
+                        self.revisit_extension_consistent(kept, r, w, read, stealing, &action)
+                    }
+                };
+                let mut g2 = match k + 1 == spurious.len() {
+                    true => base.take().expect("kept until the last"),
+                    false => base.clone().expect("kept until the last"),
+                };
                 if !waits {
                     let mut e = g.event(r).clone();
                     e.spurious_fail = sp;
@@ -417,15 +433,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     continue;
                 };
                 g2.settle(&prefix);
-                // Where an RMW stole a source, the kept part is judged at
-                // `w`'s location only: not when the seq_cst axiom matters.
-                let sc_matters = stealing && *needs_sc.get_or_init(|| needs_sc_search(g, model));
-                let quick = if relinked || repaired || sc_matters {
-                    None
-                } else {
-                    let read = (!waits).then(|| g2.event(r).is_write());
-                    self.revisit_extension_consistent(&base, r, w, read, stealing, &action)
-                };
+                let quick = quick.filter(|_| !relinked && !repaired);
                 debug_assert!(
                     quick.is_none_or(|v| v == is_consistent(&g2, model)),
                     "quick revisit check disagrees with the full one"
