@@ -55,11 +55,47 @@ fn recycle(lm: LocMo) {
 /// it with the accesses added since instead of building it again.
 struct LocCache {
     lm: LocMo,
-    /// How many events of each thread it covers.
+    seen: Seen,
+}
+
+/// The events a [`LocCache`] covers: how many of each thread, and whether
+/// they hold a seq_cst access, a seq_cst fence.
+#[derive(Default)]
+struct Seen {
     counted: Vec<u32>,
-    /// Whether those events hold a seq_cst access, a seq_cst fence.
     has_sc_event: bool,
     has_sc_fence: bool,
+}
+
+impl Seen {
+    /// Notes the seq_cst accesses and fences among the events of `g` not
+    /// covered yet, calls `found` with each of them that accesses `loc`
+    /// (and whether it is seq_cst), and then covers every event.
+    fn scan(
+        &mut self,
+        g: &ExecutionGraph,
+        model: Model,
+        loc: Loc,
+        mut found: impl FnMut(EventId, &crate::Event, bool),
+    ) {
+        self.counted.resize(g.num_threads(), 0);
+        for t in 0..g.num_threads() as u32 {
+            let from = self.counted[t as usize] as usize;
+            for (i, e) in g.thread_events(t).iter().enumerate().skip(from) {
+                match access_of(model, e) {
+                    Some((None, sc)) => self.has_sc_fence |= sc,
+                    Some((Some(l), sc)) => {
+                        self.has_sc_event |= sc;
+                        if l == loc {
+                            found(EventId::new(t, i as u32), e, sc);
+                        }
+                    }
+                    None => {}
+                }
+            }
+            self.counted[t as usize] = g.thread_len(t);
+        }
+    }
 }
 
 /// The [`LocCache`]s of a graph, by location. They are valid while the
@@ -96,7 +132,7 @@ impl LocCaches {
     pub fn forget_beyond(&mut self, cut: &[usize]) {
         for slot in &mut self.by_loc {
             let beyond = slot.as_ref().is_some_and(|c| {
-                (c.counted.iter().enumerate())
+                (c.seen.counted.iter().enumerate())
                     .any(|(t, &n)| n as usize > cut.get(t).copied().unwrap_or(0))
             });
             if beyond {
@@ -160,50 +196,36 @@ impl LocCache {
         memo: (&[ThreadClocks], usize),
         scratch: &mut Scratch,
     ) -> Result<Self, Inconsistency> {
-        let mut lm = pooled(loc);
-        lm.writes.push(EventId::init(loc));
-        let (mut has_sc_event, mut has_sc_fence) = (false, false);
-        for t in 0..g.num_threads() as u32 {
-            for (i, e) in g.thread_events(t).iter().enumerate() {
-                match access_of(model, e) {
-                    Some((None, sc)) => has_sc_fence |= sc,
-                    Some((Some(l), sc)) => {
-                        has_sc_event |= sc;
-                        if l == loc {
-                            let id = EventId::new(t, i as u32);
-                            if e.is_write() {
-                                lm.writes.push(id);
-                            }
-                            if e.is_read() {
-                                lm.reads.push(id);
-                            }
-                            lm.has_sc |= sc;
-                        }
-                    }
-                    None => {}
-                }
+        let mut c = LocCache {
+            lm: pooled(loc),
+            seen: Seen::default(),
+        };
+        c.lm.writes.push(EventId::init(loc));
+        let lm = &mut c.lm;
+        c.seen.scan(g, model, loc, |id, e, sc| {
+            if e.is_write() {
+                lm.writes.push(id);
             }
-        }
+            if e.is_read() {
+                lm.reads.push(id);
+            }
+            lm.has_sc |= sc;
+        });
         let (threads, stride) = memo;
-        let built = lm.constrain(
+        let built = c.lm.constrain(
             g,
             scratch,
             None,
             |a, b| memo_hb(threads, stride, a, b),
             index_in,
         );
-        if let Err(e) = built {
-            recycle(lm);
-            return Err(e);
+        match built {
+            Ok(()) => Ok(c),
+            Err(e) => {
+                recycle(c.lm);
+                Err(e)
+            }
         }
-        Ok(LocCache {
-            lm,
-            counted: (0..g.num_threads() as u32)
-                .map(|t| g.thread_len(t))
-                .collect(),
-            has_sc_event,
-            has_sc_fence,
-        })
     }
 
     /// Extends it with the events `g` added since it was built; `Ok(false)`
@@ -216,26 +238,12 @@ impl LocCache {
         memo: (&[ThreadClocks], usize),
         new: &mut Vec<EventId>,
     ) -> Result<bool, Inconsistency> {
-        let loc = self.lm.loc;
         new.clear();
-        self.counted.resize(g.num_threads(), 0);
-        for t in 0..g.num_threads() as u32 {
-            let from = self.counted[t as usize];
-            for (i, e) in g.thread_events(t).iter().enumerate().skip(from as usize) {
-                match access_of(model, e) {
-                    Some((None, sc)) => self.has_sc_fence |= sc,
-                    Some((Some(l), sc)) => {
-                        self.has_sc_event |= sc;
-                        if l == loc {
-                            new.push(EventId::new(t, i as u32));
-                            self.lm.has_sc |= sc;
-                        }
-                    }
-                    None => {}
-                }
-            }
-            self.counted[t as usize] = g.thread_len(t);
-        }
+        let lm = &mut self.lm;
+        self.seen.scan(g, model, lm.loc, |id, _, sc| {
+            new.push(id);
+            lm.has_sc |= sc;
+        });
         if new.is_empty() {
             return Ok(true);
         }
@@ -393,8 +401,10 @@ impl<'g> LocationCoherence<'g> {
         if lm.is_forced_last(wi) {
             return Some(true);
         }
-        let sc_may_change =
-            self.model == Model::Sc || cache.has_sc_fence || ord.is_sc() || (!forced && lm.has_sc);
+        let sc_may_change = self.model == Model::Sc
+            || cache.seen.has_sc_fence
+            || ord.is_sc()
+            || (!forced && lm.has_sc);
         (!sc_may_change).then_some(true)
     }
 
@@ -429,7 +439,7 @@ impl<'g> LocationCoherence<'g> {
     /// a new access of this location alone may not be the whole answer.
     pub fn sc_search_needed(&self) -> bool {
         let cache = self.cache();
-        self.model == Model::Sc || cache.has_sc_event || cache.has_sc_fence
+        self.model == Model::Sc || cache.seen.has_sc_event || cache.seen.has_sc_fence
     }
 }
 
