@@ -48,6 +48,7 @@ fn malformed_file_reports_file_line_column_and_exits_2() {
     let (code, _, err) = c11check(&["litmus", "litmus/SB+rlx.litmus", "--model", "tso"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown model 'tso'"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

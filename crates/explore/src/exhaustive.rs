@@ -72,6 +72,8 @@ struct Explorer<'a, D, V> {
     restart: bool,
     /// The buffer `pick` asks for runnable threads in.
     steps: Vec<(u32, Action)>,
+    /// The buffer `add_read` lists a location's writes in.
+    writes: Vec<EventId>,
 }
 
 /// Explores every consistent execution of the program `driver` describes.
@@ -90,6 +92,7 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         refcount_locs: Vec::new(),
         restart: false,
         steps: Vec::new(),
+        writes: Vec::new(),
     };
     while let Some(item) = ex.stack.pop() {
         ex.run(item.g, item.written);
@@ -244,9 +247,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                         let ord = read_order(&action, ord_of_write);
                         base.read_extension_consistent(t, ord, wr, loc, w)
                     };
-                    let writes = base.writes();
+                    let mut writes = std::mem::take(&mut self.writes);
+                    base.writes_into(&mut writes);
                     let mut candidates = Vec::with_capacity(writes.len());
-                    for w in writes {
+                    for &w in &writes {
                         for &sp in spurious(g, w) {
                             let wr = writes_when(g, w, sp);
                             let verdict = judge(w, wr, wr);
@@ -260,6 +264,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                             }
                         }
                     }
+                    self.writes = writes;
                     candidates
                 }
             };
@@ -866,38 +871,46 @@ fn canonical_source(
     consistent: bool,
 ) -> Option<EventId> {
     let loc = ev.loc()?;
+    let (mut cands, mut quick) = CANONICAL_SCRATCH
+        .try_with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)).ok())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    quick.clear();
     // Most candidates are judged from one analysis of the graph before `e`
     // (see `LocationCoherence::read_extension_consistent`); the rest in full.
-    let (cands, quick): (Vec<EventId>, Vec<Option<bool>>) =
-        match LocationCoherence::new(h, model, loc) {
-            Ok(base) => {
-                let mut cands = base.writes();
-                cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
-                let quick = cands
-                    .iter()
-                    .map(|&x| {
-                        let writes = read_writes(&ev.action, h.written_value(x), false);
-                        let ord = read_order(&ev.action, writes);
-                        match base.read_extension_consistent(e.thread, ord, writes, loc, x)? {
-                            false => Some(false),
-                            true if !base.could_end_mo(x) => Some(false),
-                            true => (!base.sc_search_needed()
-                                || (consistent && base.is_forced_last(x)))
-                            .then_some(true),
-                        }
-                    })
-                    .collect();
-                (cands, quick)
+    // The search stops at the first candidate judged good, so none after it
+    // is judged.
+    match LocationCoherence::new(h, model, loc) {
+        Ok(base) => {
+            base.writes_into(&mut cands);
+            cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
+            for &x in &cands {
+                let writes = read_writes(&ev.action, h.written_value(x), false);
+                let ord = read_order(&ev.action, writes);
+                let q = match base.read_extension_consistent(e.thread, ord, writes, loc, x) {
+                    None => None,
+                    Some(false) => Some(false),
+                    Some(true) if !base.could_end_mo(x) => Some(false),
+                    Some(true) => (!base.sc_search_needed()
+                        || (consistent && base.is_forced_last(x)))
+                    .then_some(true),
+                };
+                quick.push(q);
+                if q == Some(true) {
+                    break;
+                }
             }
-            Err(_) => {
-                let mut cands = h.writes_to(loc);
-                cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
-                let quick = vec![None; cands.len()];
-                (cands, quick)
-            }
-        };
+        }
+        Err(_) => {
+            cands.clear();
+            cands.extend(h.writes_to(loc));
+            cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
+            quick.resize(cands.len(), None);
+        }
+    }
     h.push_event(e.thread, ev.clone());
-    cands.into_iter().zip(quick).find_map(|(x, q)| {
+    let found = cands.iter().zip(&quick).find_map(|(&x, &q)| {
         h.set_rf(e, x);
         h.update_event(e, |x| x.spurious_fail = false);
         let last = if h.event(e).is_write() { e } else { x };
@@ -907,7 +920,20 @@ fn canonical_source(
             "quick canonical check disagrees"
         );
         q.unwrap_or_else(full).then_some(x)
-    })
+    });
+    let _ = CANONICAL_SCRATCH.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            *s = (cands, quick);
+        }
+    });
+    found
+}
+
+thread_local! {
+    /// `canonical_source`'s candidate list and their quick verdicts, kept
+    /// between calls (a revisit check asks for several).
+    static CANONICAL_SCRATCH: std::cell::RefCell<(Vec<EventId>, Vec<Option<bool>>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// The order in which [`canonical_source`] prefers writes: by position (thread,

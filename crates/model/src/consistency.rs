@@ -494,10 +494,6 @@ pub struct Analysis<'g> {
     clocks: Vec<u32>,
     stride: usize,
     pub locs: Vec<LocMo>,
-    /// The view each atomic write releases (`stride` entries per event, like
-    /// `clocks`), where `has_relview` says it synchronises anything.
-    relview: Vec<u32>,
-    has_relview: Vec<bool>,
     /// Each write's index in its location's `LocMo::writes`.
     widx: Vec<u32>,
     has_sc_event: bool,
@@ -525,8 +521,6 @@ struct Buffers {
     offsets: Vec<usize>,
     ids: Vec<EventId>,
     clocks: Vec<u32>,
-    relview: Vec<u32>,
-    has_relview: Vec<bool>,
     widx: Vec<u32>,
     locs: Vec<LocMo>,
     scratch: Scratch,
@@ -546,8 +540,6 @@ impl Drop for Analysis<'_> {
             offsets: std::mem::take(&mut self.offsets),
             ids: std::mem::take(&mut self.ids),
             clocks: std::mem::take(&mut self.clocks),
-            relview: std::mem::take(&mut self.relview),
-            has_relview: std::mem::take(&mut self.has_relview),
             widx: std::mem::take(&mut self.widx),
             locs: std::mem::take(&mut self.locs),
             scratch: std::mem::take(&mut self.scratch),
@@ -617,8 +609,6 @@ impl<'g> Analysis<'g> {
             clocks: b.clocks,
             stride: nt,
             locs: b.locs,
-            relview: b.relview,
-            has_relview: b.has_relview,
             widx: b.widx,
             has_sc_event: false,
             has_sc_fence: false,
@@ -667,38 +657,28 @@ impl<'g> Analysis<'g> {
         let g = self.g;
         let nt = g.num_threads();
         let n = self.ids.len();
-        for (_, e) in g.events() {
-            let ord = self.eff_ord(e.ord());
-            self.has_sc_fence |= e.is_fence() && ord.is_sc();
-            self.has_sc_event |= e.loc().is_some() && ord.is_sc();
-        }
         // Initialisation writes keep the zero clock and release nothing.
         let mut clocks = std::mem::take(&mut self.clocks);
-        let mut relview = std::mem::take(&mut self.relview);
-        let mut has_relview = std::mem::take(&mut self.has_relview);
         reset(&mut clocks, n * nt, 0);
-        reset(&mut relview, n * nt, 0);
-        reset(&mut has_relview, n, false);
         let mut memo = g.memo.0.borrow_mut();
         #[cfg(debug_assertions)]
         let reused = memo.model == Some(self.model) && (0..nt).any(|t| memo.known(t) > 0);
         let complete = extend_clocks(g, self.model, &mut memo);
+        // Once every event has its clock, the memo knows whether any is a
+        // seq_cst access or fence.
+        (self.has_sc_event, self.has_sc_fence) = memo.seq_cst();
         for t in 0..nt {
             let th = &memo.threads[t];
             let base = self.offsets[t];
             for i in 0..th.len() {
                 let d = base + i;
                 clocks[d * nt..(d + 1) * nt].copy_from_slice(th.clock(i, nt));
-                if th.has_relview(i, nt) {
-                    has_relview[d] = true;
-                    relview[d * nt..(d + 1) * nt].copy_from_slice(th.relview(i, nt));
-                }
             }
         }
-        drop(memo);
         #[cfg(debug_assertions)]
         if reused && complete {
-            // The remembered clocks must be the ones computed afresh.
+            // The remembered clocks (and release views) must be the ones
+            // computed afresh.
             let fresh_graph = g.without_memo();
             let fresh = Analysis::happens_before(&fresh_graph, self.model);
             debug_assert!(
@@ -706,19 +686,23 @@ impl<'g> Analysis<'g> {
                 "remembered clocks hid a po ∪ rf cycle"
             );
             if let Ok(fresh) = fresh {
+                let fresh_memo = fresh_graph.memo.0.borrow();
+                let same = (0..nt).all(|t| {
+                    let (a, b) = (&memo.threads[t], &fresh_memo.threads[t]);
+                    (0..a.len()).all(|i| {
+                        a.clock(i, nt) == b.clock(i, nt)
+                            && a.has_relview(i, nt) == b.has_relview(i, nt)
+                            && (!a.has_relview(i, nt) || a.relview(i, nt) == b.relview(i, nt))
+                    })
+                });
                 debug_assert!(
-                    fresh.clocks == clocks
-                        && fresh.has_relview == has_relview
-                        && (0..n).all(|d| !has_relview[d]
-                            || fresh.relview[d * nt..(d + 1) * nt]
-                                == relview[d * nt..(d + 1) * nt]),
+                    fresh.clocks == clocks && same,
                     "remembered clocks differ from fresh ones"
                 );
             }
         }
+        drop(memo);
         self.clocks = clocks;
-        self.relview = relview;
-        self.has_relview = has_relview;
         if !complete {
             return Err(Inconsistency::ThinAir);
         }
@@ -1401,6 +1385,9 @@ pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMe
                             add(v);
                         }
                     }
+                }
+                if ord.is_sc() && (e.is_fence() || e.loc().is_some()) {
+                    memo.threads[t].note_sc(e.is_fence());
                 }
                 memo.threads[t].push(clock, relview, pending, releases, last_fence);
                 missing -= 1;

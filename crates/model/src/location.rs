@@ -14,7 +14,7 @@
 //! [`Analysis`]: crate::Analysis
 
 use crate::consistency::{effective_order, extend_clocks, Inconsistency, LocMo, Model, Scratch};
-use crate::event::{Action, EventId, Loc, MemOrder};
+use crate::event::{EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
 use crate::memo::{ClockMemo, ThreadClocks};
 use std::cell::{Ref, RefCell};
@@ -58,19 +58,16 @@ struct LocCache {
     seen: Seen,
 }
 
-/// The events a [`LocCache`] covers: how many of each thread, and whether
-/// they hold a seq_cst access, a seq_cst fence.
+/// The events a [`LocCache`] covers: how many of each thread.
 #[derive(Default)]
 struct Seen {
     counted: Vec<u32>,
-    has_sc_event: bool,
-    has_sc_fence: bool,
 }
 
 impl Seen {
-    /// Notes the seq_cst accesses and fences among the events of `g` not
-    /// covered yet, calls `found` with each of them that accesses `loc`
-    /// (and whether it is seq_cst), and then covers every event.
+    /// Calls `found` with each event of `g` not covered yet that accesses
+    /// `loc` (and whether it is seq_cst under `model`), and then covers
+    /// every event.
     fn scan(
         &mut self,
         g: &ExecutionGraph,
@@ -82,15 +79,9 @@ impl Seen {
         for t in 0..g.num_threads() as u32 {
             let from = self.counted[t as usize] as usize;
             for (i, e) in g.thread_events(t).iter().enumerate().skip(from) {
-                match access_of(model, e) {
-                    Some((None, sc)) => self.has_sc_fence |= sc,
-                    Some((Some(l), sc)) => {
-                        self.has_sc_event |= sc;
-                        if l == loc {
-                            found(EventId::new(t, i as u32), e, sc);
-                        }
-                    }
-                    None => {}
+                if e.loc() == Some(loc) {
+                    let sc = effective_order(model, e.ord()).is_sc();
+                    found(EventId::new(t, i as u32), e, sc);
                 }
             }
             self.counted[t as usize] = g.thread_len(t);
@@ -172,19 +163,6 @@ fn index_in(writes: &[EventId], w: EventId) -> usize {
     writes
         .binary_search_by_key(&key(&w), key)
         .expect("a source among the location's writes")
-}
-
-/// The location an event accesses, and whether it is a seq_cst access or
-/// fence (under `model`).
-fn access_of(model: Model, e: &crate::Event) -> Option<(Option<Loc>, bool)> {
-    match e.action {
-        Action::Fence { ord } => Some((None, effective_order(model, ord).is_sc())),
-        Action::Load { loc, .. }
-        | Action::Store { loc, .. }
-        | Action::Rmw { loc, .. }
-        | Action::Cas { loc, .. } => Some((Some(loc), effective_order(model, e.ord()).is_sc())),
-        _ => None,
-    }
 }
 
 impl LocCache {
@@ -402,7 +380,7 @@ impl<'g> LocationCoherence<'g> {
             return Some(true);
         }
         let sc_may_change = self.model == Model::Sc
-            || cache.seen.has_sc_fence
+            || self.memo.seq_cst().1
             || ord.is_sc()
             || (!forced && lm.has_sc);
         (!sc_may_change).then_some(true)
@@ -429,17 +407,25 @@ impl<'g> LocationCoherence<'g> {
     /// order of [`ExecutionGraph::events`] (as [`ExecutionGraph::writes_to`]
     /// lists them).
     pub fn writes(&self) -> Vec<EventId> {
-        let mut writes = self.cache().lm.writes.clone();
-        writes.sort_unstable_by_key(|x| (!x.is_init(), x.thread, x.index));
+        let mut writes = Vec::new();
+        self.writes_into(&mut writes);
         writes
+    }
+
+    /// [`Self::writes`] into `out` (replacing what it held): a caller
+    /// asking for every new read keeps one buffer.
+    pub fn writes_into(&self, out: &mut Vec<EventId>) {
+        out.clear();
+        out.extend_from_slice(&self.cache().lm.writes);
+        out.sort_unstable_by_key(|x| (!x.is_init(), x.thread, x.index));
     }
 
     /// Whether the seq_cst axiom takes a search over modification orders
     /// (the graph has seq_cst events, or the model is SC): then a verdict on
     /// a new access of this location alone may not be the whole answer.
     pub fn sc_search_needed(&self) -> bool {
-        let cache = self.cache();
-        self.model == Model::Sc || cache.seen.has_sc_event || cache.seen.has_sc_fence
+        let (access, fence) = self.memo.seq_cst();
+        self.model == Model::Sc || access || fence
     }
 }
 

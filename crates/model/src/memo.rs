@@ -26,6 +26,10 @@ use std::fmt;
 pub(crate) struct ThreadClocks {
     records: Vec<u32>,
     len: usize,
+    /// The index of the first seq_cst access, and of the first seq_cst
+    /// fence, among the remembered events (whether the seq_cst axiom needs
+    /// a search is a question about the whole graph; see `ClockMemo::seq_cst`).
+    first_sc: [Option<u32>; 2],
 }
 
 /// Records a cloned thread has room for without reallocating (the copy of
@@ -40,6 +44,7 @@ impl Clone for ThreadClocks {
         ThreadClocks {
             records,
             len: self.len,
+            first_sc: self.first_sc,
         }
     }
 }
@@ -57,6 +62,9 @@ impl ThreadClocks {
         if n < self.len {
             self.len = n;
             self.records.truncate(n * record(stride));
+            for first in &mut self.first_sc {
+                *first = first.filter(|&i| (i as usize) < n);
+            }
         }
     }
     fn at(&self, i: usize, stride: usize) -> &[u32] {
@@ -82,6 +90,11 @@ impl ThreadClocks {
     }
     pub fn rel_fence(&self, i: usize, stride: usize) -> u32 {
         self.at(i, stride)[3 * stride + 1]
+    }
+    /// Notes that the next event (whose record comes next) is a seq_cst
+    /// access, or a seq_cst fence when `fence`.
+    pub fn note_sc(&mut self, fence: bool) {
+        self.first_sc[fence as usize].get_or_insert(self.len as u32);
     }
     /// Appends the record of the next event.
     pub fn push(
@@ -143,6 +156,12 @@ impl ClockMemo {
             self.stride = nt;
         }
         self.threads.resize_with(nt, ThreadClocks::default);
+    }
+    /// Whether the remembered events hold a seq_cst access, and a seq_cst
+    /// fence.
+    pub fn seq_cst(&self) -> (bool, bool) {
+        let any = |k: usize| self.threads.iter().any(|th| th.first_sc[k].is_some());
+        (any(0), any(1))
     }
     /// How many of thread `t`'s first events have clocks.
     pub fn known(&self, t: usize) -> usize {
