@@ -72,9 +72,17 @@ struct Explorer<'a, D, V> {
     restart: bool,
     /// The buffer `pick` asks for runnable threads in.
     steps: Vec<(u32, Action)>,
-    /// The buffer `add_read` lists a location's writes in.
+    /// The buffers `add_read` lists a location's writes, the sources worth
+    /// trying (with their quick verdicts) and the consistent ones in.
     writes: Vec<EventId>,
+    candidates: Vec<Candidate>,
+    options: Vec<(EventId, bool)>,
 }
+
+/// A source a new read may take: the write, whether the read fails
+/// spuriously, and the quick verdicts for how the access ends with it and,
+/// for an RMW, for writing without being held to atomicity (see `add_read`).
+type Candidate = (EventId, bool, Option<bool>, Option<bool>);
 
 /// Explores every consistent execution of the program `driver` describes.
 pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: &mut V) -> Stats {
@@ -93,6 +101,8 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         restart: false,
         steps: Vec::new(),
         writes: Vec::new(),
+        candidates: Vec::new(),
+        options: Vec::new(),
     };
     while let Some(item) = ex.stack.pop() {
         ex.run(item.g, item.written);
@@ -235,45 +245,45 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // atomicity (then it is a read with its success order, and a write
         // nothing is forced after). Sources ruled out both ways are not
         // tried at all.
-        let candidates: Vec<(EventId, bool, Option<bool>, Option<bool>)> =
-            match LocationCoherence::new(g, model, loc) {
-                Err(_) => g
-                    .writes_to(loc)
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.clear();
+        match LocationCoherence::new(g, model, loc) {
+            Err(_) => candidates.extend(
+                g.writes_to(loc)
                     .into_iter()
-                    .flat_map(|w| spurious(g, w).iter().map(move |&sp| (w, sp, None, None)))
-                    .collect(),
-                Ok(base) => {
-                    let judge = |w: EventId, ord_of_write: bool, wr: bool| {
-                        let ord = read_order(&action, ord_of_write);
-                        base.read_extension_consistent(t, ord, wr, loc, w)
-                    };
-                    let mut writes = std::mem::take(&mut self.writes);
-                    base.writes_into(&mut writes);
-                    let mut candidates = Vec::with_capacity(writes.len());
-                    for &w in &writes {
-                        for &sp in spurious(g, w) {
-                            let wr = writes_when(g, w, sp);
-                            let verdict = judge(w, wr, wr);
-                            let loose = (is_rmw && wr && verdict != Some(true))
-                                .then(|| judge(w, true, false))
-                                .flatten();
-                            let ruled_out =
-                                verdict == Some(false) && (!is_rmw || !wr || loose == Some(false));
-                            if !ruled_out {
-                                candidates.push((w, sp, verdict, loose));
-                            }
+                    .flat_map(|w| spurious(g, w).iter().map(move |&sp| (w, sp, None, None))),
+            ),
+            Ok(base) => {
+                let judge = |w: EventId, ord_of_write: bool, wr: bool| {
+                    let ord = read_order(&action, ord_of_write);
+                    base.read_extension_consistent(t, ord, wr, loc, w)
+                };
+                let mut writes = std::mem::take(&mut self.writes);
+                base.writes_into(&mut writes);
+                for &w in &writes {
+                    for &sp in spurious(g, w) {
+                        let wr = writes_when(g, w, sp);
+                        let verdict = judge(w, wr, wr);
+                        let loose = (is_rmw && wr && verdict != Some(true))
+                            .then(|| judge(w, true, false))
+                            .flatten();
+                        let ruled_out =
+                            verdict == Some(false) && (!is_rmw || !wr || loose == Some(false));
+                        if !ruled_out {
+                            candidates.push((w, sp, verdict, loose));
                         }
                     }
-                    self.writes = writes;
-                    candidates
                 }
-            };
+                self.writes = writes;
+            }
+        }
         let id = g.push(t, action);
         // The consistent sources (with whether the read fails spuriously):
         // each but the last continues in a copy of the graph, the last in
         // the graph itself.
-        let mut options: Vec<(EventId, bool)> = Vec::with_capacity(candidates.len());
-        for (w, sp, verdict, loose) in candidates {
+        let mut options = std::mem::take(&mut self.options);
+        options.clear();
+        for &(w, sp, verdict, loose) in &candidates {
             // Try the source in place; copy the graph only to keep it.
             g.set_rf(id, w);
             g.update_event(id, |e| e.spurious_fail = sp);
@@ -305,11 +315,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         {
             options.retain(|&(w, sp)| writes_when(g, w, sp));
         }
-        let (chosen, others) = options.split_last()?;
-        for &(w, sp) in others.iter().chain([chosen]) {
+        self.candidates = candidates;
+        let Some((&chosen, others)) = options.split_last() else {
+            self.options = options;
+            return None;
+        };
+        for &(w, sp) in others.iter().chain([&chosen]) {
             g.set_rf(id, w);
             g.update_event(id, |e| e.spurious_fail = sp);
-            if (w, sp) != *chosen {
+            if (w, sp) != chosen {
                 let written = writes_when(g, w, sp).then_some(id);
                 self.stack.push(Item {
                     g: g.clone(),
@@ -317,6 +331,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 });
             }
         }
+        self.options = options;
         Some(id)
     }
 

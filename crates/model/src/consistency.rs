@@ -675,6 +675,7 @@ impl<'g> Analysis<'g> {
                 clocks[d * nt..(d + 1) * nt].copy_from_slice(th.clock(i, nt));
             }
         }
+        drop(memo);
         #[cfg(debug_assertions)]
         if reused && complete {
             // The remembered clocks (and release views) must be the ones
@@ -686,6 +687,7 @@ impl<'g> Analysis<'g> {
                 "remembered clocks hid a po ∪ rf cycle"
             );
             if let Ok(fresh) = fresh {
+                let memo = g.memo.0.borrow();
                 let fresh_memo = fresh_graph.memo.0.borrow();
                 let same = (0..nt).all(|t| {
                     let (a, b) = (&memo.threads[t], &fresh_memo.threads[t]);
@@ -701,7 +703,6 @@ impl<'g> Analysis<'g> {
                 );
             }
         }
-        drop(memo);
         self.clocks = clocks;
         if !complete {
             return Err(Inconsistency::ThinAir);

@@ -223,6 +223,17 @@ impl ExecutionGraph {
             .map(|u| memo.known(u).min(threads[u].events.len()))
             .collect();
         cut[t] = id.index as usize;
+        let lens: Vec<usize> = threads.iter().map(|th| th.events.len()).collect();
+        self.forget_clocks_beyond(cut, &lens);
+    }
+
+    /// Forgets the clocks of the events at or after `cut[t]` in each thread
+    /// `t`, and of every event whose clock depends on one of them (through
+    /// rf, a spawn, or a join of a thread that had `lens[child]` events when
+    /// the clock was computed).
+    fn forget_clocks_beyond(&mut self, mut cut: Vec<usize>, lens: &[usize]) {
+        let memo = self.memo.0.get_mut();
+        let threads = &self.threads;
         let lost = |x: EventId, cut: &[usize]| {
             !x.is_init() && x.index as usize >= cut.get(x.thread as usize).copied().unwrap_or(0)
         };
@@ -233,7 +244,7 @@ impl ExecutionGraph {
                 for j in 0..cut[u] {
                     let e = &threads[u].events[j];
                     let joined_lost = |child: u32| {
-                        let n = threads[child as usize].events.len() as u32;
+                        let n = lens[child as usize] as u32;
                         n > 0 && lost(EventId::new(child, n - 1), &cut)
                     };
                     let depends = (j == 0 && threads[u].parent.is_some_and(|p| lost(p, &cut)))
@@ -476,11 +487,34 @@ impl ExecutionGraph {
 
     /// The graph restricted to the events of `keep` (stamps and flags unchanged).
     pub fn restrict(&self, keep: &View) -> ExecutionGraph {
-        let mut g = self.clone();
-        for t in 0..g.threads.len() as u32 {
-            let n = keep.0.get(t as usize).copied().unwrap_or(0);
-            g.truncate_thread(t, n);
-        }
+        let lens: Vec<usize> = self.threads.iter().map(|th| th.events.len()).collect();
+        let kept = |t: usize| (keep.0.get(t).copied().unwrap_or(0) as usize).min(lens[t]);
+        // Only the kept events, and the clocks of kept events, are copied.
+        let threads = self
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(t, th)| {
+                let mut events = Vec::with_capacity(kept(t) + CLONE_HEADROOM);
+                events.extend_from_slice(&th.events[..kept(t)]);
+                ThreadEvents {
+                    events,
+                    parent: th.parent,
+                }
+            })
+            .collect();
+        let memo = self.memo.0.borrow();
+        let cut: Vec<usize> = (0..lens.len())
+            .map(|t| memo.known(t).min(kept(t)))
+            .collect();
+        let mut g = ExecutionGraph {
+            threads,
+            init: self.init.clone(),
+            next_stamp: self.next_stamp,
+            memo: MemoCell(std::cell::RefCell::new(memo.prefix(&cut))),
+        };
+        drop(memo);
+        g.forget_clocks_beyond(cut, &lens);
         g
     }
 

@@ -96,6 +96,18 @@ impl ThreadClocks {
     pub fn note_sc(&mut self, fence: bool) {
         self.first_sc[fence as usize].get_or_insert(self.len as u32);
     }
+    /// A copy of the records of the first `n` events (with room to grow).
+    fn prefix(&self, n: usize, stride: usize) -> ThreadClocks {
+        let n = n.min(self.len);
+        let r = record(stride);
+        let mut records = Vec::with_capacity((n + CLONE_HEADROOM) * r);
+        records.extend_from_slice(&self.records[..n * r]);
+        ThreadClocks {
+            records,
+            len: n,
+            first_sc: self.first_sc.map(|f| f.filter(|&i| (i as usize) < n)),
+        }
+    }
     /// Appends the record of the next event.
     pub fn push(
         &mut self,
@@ -162,6 +174,18 @@ impl ClockMemo {
     pub fn seq_cst(&self) -> (bool, bool) {
         let any = |k: usize| self.threads.iter().any(|th| th.first_sc[k].is_some());
         (any(0), any(1))
+    }
+    /// A copy holding the clocks of the first `cut[t]` events of each
+    /// thread `t` (and no location constraints).
+    pub fn prefix(&self, cut: &[usize]) -> ClockMemo {
+        ClockMemo {
+            model: self.model,
+            stride: self.stride,
+            threads: (self.threads.iter().enumerate())
+                .map(|(t, th)| th.prefix(cut.get(t).copied().unwrap_or(0), self.stride))
+                .collect(),
+            locs: Default::default(),
+        }
     }
     /// How many of thread `t`'s first events have clocks.
     pub fn known(&self, t: usize) -> usize {

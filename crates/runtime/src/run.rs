@@ -242,15 +242,33 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     }
     // An access to an object made in a tracked allocation must come after
     // the object's creation: the first event its creator did after it.
-    for (loc, creator, done) in state.creations() {
-        let first_after = EventId::new(creator, done as u32);
-        let made = done < g.thread_len(creator) as u64;
-        let unordered = g.events().find(|(id, e)| {
-            e.loc() == Some(loc)
-                && id.thread != creator
-                && !(made && ex.analysis.hb(first_after, *id))
-        });
-        if let Some((id, _)) = unordered {
+    // One pass over the events finds, for each creation, its first access
+    // that is not ordered after it.
+    let creations = state.creations();
+    if !creations.is_empty() {
+        let mut creation_of_loc = vec![usize::MAX; g.num_locs()];
+        for (i, &(loc, ..)) in creations.iter().enumerate() {
+            if let Some(slot) = creation_of_loc.get_mut(loc.0 as usize) {
+                *slot = i;
+            }
+        }
+        let mut unordered: Vec<Option<EventId>> = vec![None; creations.len()];
+        for (id, e) in g.events() {
+            let Some(&c) = e.loc().and_then(|l| creation_of_loc.get(l.0 as usize)) else {
+                continue;
+            };
+            if c == usize::MAX || unordered[c].is_some() {
+                continue;
+            }
+            let (_, creator, done) = creations[c];
+            let first_after = EventId::new(creator, done as u32);
+            let made = done < g.thread_len(creator) as u64;
+            if id.thread != creator && !(made && ex.analysis.hb(first_after, id)) {
+                unordered[c] = Some(id);
+            }
+        }
+        let first = (creations.iter().zip(&unordered)).find_map(|(c, id)| id.map(|id| (c, id)));
+        if let Some((&(loc, creator, _), id)) = first {
             let mut f = crate::live::creation_race(id.thread, creator, loc);
             if let Some(s) = state.site(id) {
                 f.message.push_str(&format!(" ({id} at {s})"));
