@@ -166,18 +166,23 @@ fn index_in(writes: &[EventId], w: EventId) -> usize {
 }
 
 impl LocCache {
-    /// The constraints of `loc` over every event of `g`, built afresh.
-    fn build(
+    /// The constraints of `loc` over every event of `g`, built afresh in
+    /// `slot` (reusing the buffers of what it held); the slot is left empty
+    /// when they cannot be built.
+    fn build_in(
+        slot: &mut Option<LocCache>,
         g: &ExecutionGraph,
         model: Model,
         loc: Loc,
         memo: (&[ThreadClocks], usize),
         scratch: &mut Scratch,
-    ) -> Result<Self, Inconsistency> {
-        let mut c = LocCache {
+    ) -> Result<(), Inconsistency> {
+        let c = slot.get_or_insert_with(|| LocCache {
             lm: pooled(loc),
             seen: Seen::default(),
-        };
+        });
+        c.lm.clear(loc);
+        c.seen.counted.clear();
         c.lm.writes.push(EventId::init(loc));
         let lm = &mut c.lm;
         c.seen.scan(g, model, loc, |id, e, sc| {
@@ -197,13 +202,12 @@ impl LocCache {
             |a, b| memo_hb(threads, stride, a, b),
             index_in,
         );
-        match built {
-            Ok(()) => Ok(c),
-            Err(e) => {
+        if built.is_err() {
+            if let Some(c) = slot.take() {
                 recycle(c.lm);
-                Err(e)
             }
         }
+        built
     }
 
     /// Extends it with the events `g` added since it was built; `Ok(false)`
@@ -292,18 +296,22 @@ impl<'g> LocationCoherence<'g> {
         if locs.by_loc.len() <= l {
             locs.by_loc.resize_with(l + 1, || None);
         }
-        let cache = match locs.by_loc[l].take() {
-            Some(mut c) => match c.extend(g, model, memo, &mut locs.new) {
-                Ok(true) => c,
-                extended => {
-                    recycle(c.lm);
-                    extended?;
-                    LocCache::build(g, model, loc, memo, &mut locs.scratch)?
-                }
-            },
-            None => LocCache::build(g, model, loc, memo, &mut locs.scratch)?,
+        // Extended where possible, else built afresh, in place.
+        let slot = &mut locs.by_loc[l];
+        let extended = match slot {
+            Some(c) => c.extend(g, model, memo, &mut locs.new),
+            None => Ok(false),
         };
-        locs.by_loc[l] = Some(cache);
+        match extended {
+            Ok(true) => {}
+            Ok(false) => LocCache::build_in(slot, g, model, loc, memo, &mut locs.scratch)?,
+            Err(e) => {
+                if let Some(c) = slot.take() {
+                    recycle(c.lm);
+                }
+                return Err(e);
+            }
+        }
         drop(guard);
         Ok(LocationCoherence {
             g,
