@@ -77,6 +77,16 @@ struct Explorer<'a, D, V> {
     writes: Vec<EventId>,
     candidates: Vec<Candidate>,
     options: Vec<(EventId, bool)>,
+    /// The buffers `canonical_source` ranks candidates in.
+    canonical: CanonicalScratch,
+}
+
+/// `canonical_source`'s candidate writes and their quick verdicts, kept
+/// between calls (a revisit check asks for several).
+#[derive(Default)]
+struct CanonicalScratch {
+    cands: Vec<EventId>,
+    quick: Vec<Option<bool>>,
 }
 
 /// A source a new read may take: the write, whether the read fails
@@ -103,6 +113,7 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         writes: Vec::new(),
         candidates: Vec::new(),
         options: Vec::new(),
+        canonical: CanonicalScratch::default(),
     };
     while let Some(item) = ex.stack.pop() {
         ex.run(item.g, item.written);
@@ -449,7 +460,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     },
                     false => false,
                 };
-                let Some(repaired) = repair_dangling_reads(&mut g2, r, model) else {
+                let Some(repaired) = repair_dangling_reads(&mut g2, r, model, &mut self.canonical)
+                else {
                     continue;
                 };
                 g2.settle(&prefix);
@@ -517,7 +529,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// (but for `w`) keeps a graph consistent, the canonical extension exists.
     /// `consistent` says whether `g` is (it is not when an RMW stole a source).
     fn maximal_extension(
-        &self,
+        &mut self,
         g: &ExecutionGraph,
         keep: &View,
         r: EventId,
@@ -604,7 +616,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     return false;
                 }
                 let known = *h_consistent.get_or_insert_with(|| is_consistent(&h, model));
-                if canonical_source(&mut h, e, ev, model, known) != Some(src) {
+                if canonical_source(&mut h, e, ev, model, known, &mut self.canonical) != Some(src) {
                     return false;
                 }
                 // It was left reading some candidate.
@@ -694,7 +706,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             if g2.event(e).refcount_class() != Some(true)
                 || g2.event(d).refcount_class() != Some(false)
                 || !classes_kept(g, &g2, e)
-                || repair_dangling_reads(&mut g2, e, model).is_none()
+                || repair_dangling_reads(&mut g2, e, model, &mut self.canonical).is_none()
             {
                 continue;
             }
@@ -838,6 +850,7 @@ fn repair_dangling_reads(
     g: &mut ExecutionGraph,
     r: EventId,
     model: c11check_model::Model,
+    scratch: &mut CanonicalScratch,
 ) -> Option<bool> {
     let mut dangling: Vec<(u32, c11check_model::Event)> = Vec::new();
     for t in 0..g.num_threads() as u32 {
@@ -864,7 +877,7 @@ fn repair_dangling_reads(
         e.rf = None;
         e.spurious_fail = false;
         let id = EventId::new(t, g.thread_len(t));
-        match canonical_source(g, id, &e, model, false) {
+        match canonical_source(g, id, &e, model, false, scratch) {
             Some(w) => g.set_rf(id, w),
             None => return None,
         }
@@ -884,13 +897,10 @@ fn canonical_source(
     ev: &c11check_model::Event,
     model: c11check_model::Model,
     consistent: bool,
+    scratch: &mut CanonicalScratch,
 ) -> Option<EventId> {
     let loc = ev.loc()?;
-    let (mut cands, mut quick) = CANONICAL_SCRATCH
-        .try_with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)).ok())
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let CanonicalScratch { cands, quick } = scratch;
     quick.clear();
     // Most candidates are judged from one analysis of the graph before `e`
     // (see `LocationCoherence::read_extension_consistent`); the rest in full.
@@ -898,9 +908,9 @@ fn canonical_source(
     // is judged.
     match LocationCoherence::new(h, model, loc) {
         Ok(base) => {
-            base.writes_into(&mut cands);
+            base.writes_into(cands);
             cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
-            for &x in &cands {
+            for &x in cands.iter() {
                 let writes = read_writes(&ev.action, h.written_value(x), false);
                 let ord = read_order(&ev.action, writes);
                 let q = match base.read_extension_consistent(e.thread, ord, writes, loc, x) {
@@ -925,7 +935,7 @@ fn canonical_source(
         }
     }
     h.push_event(e.thread, ev.clone());
-    let found = cands.iter().zip(&quick).find_map(|(&x, &q)| {
+    cands.iter().zip(quick.iter()).find_map(|(&x, &q)| {
         h.set_rf(e, x);
         h.update_event(e, |x| x.spurious_fail = false);
         let last = if h.event(e).is_write() { e } else { x };
@@ -935,20 +945,7 @@ fn canonical_source(
             "quick canonical check disagrees"
         );
         q.unwrap_or_else(full).then_some(x)
-    });
-    let _ = CANONICAL_SCRATCH.try_with(|s| {
-        if let Ok(mut s) = s.try_borrow_mut() {
-            *s = (cands, quick);
-        }
-    });
-    found
-}
-
-thread_local! {
-    /// `canonical_source`'s candidate list and their quick verdicts, kept
-    /// between calls (a revisit check asks for several).
-    static CANONICAL_SCRATCH: std::cell::RefCell<(Vec<EventId>, Vec<Option<bool>>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    })
 }
 
 /// The order in which [`canonical_source`] prefers writes: by position (thread,

@@ -39,13 +39,7 @@ const CLONE_HEADROOM: usize = 8;
 impl Clone for ThreadClocks {
     fn clone(&self) -> Self {
         let per = self.records.len().checked_div(self.len).unwrap_or(0);
-        let mut records = Vec::with_capacity(self.records.len() + CLONE_HEADROOM * per);
-        records.extend_from_slice(&self.records);
-        ThreadClocks {
-            records,
-            len: self.len,
-            first_sc: self.first_sc,
-        }
+        self.prefix(self.len, per)
     }
 }
 
@@ -96,10 +90,10 @@ impl ThreadClocks {
     pub fn note_sc(&mut self, fence: bool) {
         self.first_sc[fence as usize].get_or_insert(self.len as u32);
     }
-    /// A copy of the records of the first `n` events (with room to grow).
-    fn prefix(&self, n: usize, stride: usize) -> ThreadClocks {
+    /// A copy of the records (`r` entries each) of the first `n` events,
+    /// with room to grow.
+    fn prefix(&self, n: usize, r: usize) -> ThreadClocks {
         let n = n.min(self.len);
-        let r = record(stride);
         let mut records = Vec::with_capacity((n + CLONE_HEADROOM) * r);
         records.extend_from_slice(&self.records[..n * r]);
         ThreadClocks {
@@ -182,7 +176,7 @@ impl ClockMemo {
             model: self.model,
             stride: self.stride,
             threads: (self.threads.iter().enumerate())
-                .map(|(t, th)| th.prefix(cut.get(t).copied().unwrap_or(0), self.stride))
+                .map(|(t, th)| th.prefix(cut.get(t).copied().unwrap_or(0), record(self.stride)))
                 .collect(),
             locs: Default::default(),
         }
