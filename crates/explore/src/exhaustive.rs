@@ -560,7 +560,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // come in program order, after its kept ones): the reference counts
         // relinked over the events present, without `w`, and `w` reduced to
         // its read half.
-        let mut h = g.restrict(&view);
+        let mut h = g.restrict_uncached(&view);
         let relink = |h: &mut ExecutionGraph| {
             for chain in &refcount_chains {
                 let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != w).collect();

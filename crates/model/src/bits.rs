@@ -1,11 +1,27 @@
 //! Small dense bit sets and bit matrices for relations over events.
 
 /// A square boolean matrix stored as rows of 64-bit words.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct BitMatrix {
     n: usize,
     words: usize,
     bits: Vec<u64>,
+}
+
+impl Clone for BitMatrix {
+    fn clone(&self) -> Self {
+        BitMatrix {
+            n: self.n,
+            words: self.words,
+            bits: self.bits.clone(),
+        }
+    }
+    /// Reuses `self`'s buffer (caches copied into pooled ones).
+    fn clone_from(&mut self, src: &Self) {
+        self.n = src.n;
+        self.words = src.words;
+        self.bits.clone_from(&src.bits);
+    }
 }
 
 impl BitMatrix {

@@ -66,7 +66,7 @@ pub enum Inconsistency {
 }
 
 /// Modification-order constraints of one location.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct LocMo {
     pub loc: Loc,
     /// Writes to the location; index 0 is the initialisation write.
@@ -86,6 +86,28 @@ pub struct LocMo {
     pub order: BitMatrix,
     /// Whether seq_cst accesses to this location exist.
     pub has_sc: bool,
+}
+
+impl Clone for LocMo {
+    fn clone(&self) -> Self {
+        let mut lm = LocMo::empty(self.loc);
+        lm.clone_from(self);
+        lm
+    }
+    /// Reuses `self`'s buffers (see `location.rs`, which copies caches
+    /// into pooled ones).
+    fn clone_from(&mut self, src: &Self) {
+        self.loc = src.loc;
+        self.writes.clone_from(&src.writes);
+        self.reads.clone_from(&src.reads);
+        self.read_src.clone_from(&src.read_src);
+        self.chain_of.clone_from(&src.chain_of);
+        self.pos.clone_from(&src.pos);
+        self.chain_items.clone_from(&src.chain_items);
+        self.chain_start.clone_from(&src.chain_start);
+        self.order.clone_from(&src.order);
+        self.has_sc = src.has_sc;
+    }
 }
 
 impl LocMo {

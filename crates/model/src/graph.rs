@@ -485,8 +485,21 @@ impl ExecutionGraph {
         locs
     }
 
-    /// The graph restricted to the events of `keep` (stamps and flags unchanged).
+    /// The graph restricted to the events of `keep` (stamps and flags
+    /// unchanged), with the remembered clocks and location constraints
+    /// that still hold for it.
     pub fn restrict(&self, keep: &View) -> ExecutionGraph {
+        self.restrict_with(keep, true)
+    }
+
+    /// [`Self::restrict`] without location constraints: for a graph that
+    /// is asked a few questions and dropped, copying them costs more than
+    /// building the ones it needs.
+    pub fn restrict_uncached(&self, keep: &View) -> ExecutionGraph {
+        self.restrict_with(keep, false)
+    }
+
+    fn restrict_with(&self, keep: &View, caches: bool) -> ExecutionGraph {
         let lens: Vec<usize> = self.threads.iter().map(|th| th.events.len()).collect();
         let kept = |t: usize| (keep.0.get(t).copied().unwrap_or(0) as usize).min(lens[t]);
         // Only the kept events, and the clocks of kept events, are copied.
@@ -511,7 +524,7 @@ impl ExecutionGraph {
             threads,
             init: self.init.clone(),
             next_stamp: self.next_stamp,
-            memo: MemoCell(std::cell::RefCell::new(memo.prefix(&cut))),
+            memo: MemoCell(std::cell::RefCell::new(memo.prefix(&cut, caches))),
         };
         drop(memo);
         g.forget_clocks_beyond(cut, &lens);

@@ -17,7 +17,9 @@ use crate::consistency::{effective_order, extend_clocks, Inconsistency, LocMo, M
 use crate::event::{EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
 use crate::memo::{ClockMemo, ThreadClocks};
+use smallvec::SmallVec;
 use std::cell::{Ref, RefCell};
+use std::rc::Rc;
 
 thread_local! {
     /// Buffers of dropped [`LocCache`]s: a graph copy starts without its
@@ -39,8 +41,11 @@ fn pooled(loc: Loc) -> LocMo {
     lm
 }
 
-/// Gives `lm`'s buffers back to the pool.
-fn recycle(lm: LocMo) {
+/// Gives `lm`'s buffers back to the pool (when no graph copy shares it).
+fn recycle(lm: Rc<LocMo>) {
+    let Ok(lm) = Rc::try_unwrap(lm) else {
+        return;
+    };
     let _ = POOL.try_with(|pool| {
         if let Ok(mut pool) = pool.try_borrow_mut() {
             if pool.len() < POOL_SIZE {
@@ -53,15 +58,23 @@ fn recycle(lm: LocMo) {
 /// What [`LocationCoherence`] built for one location, kept with the
 /// graph's remembered clocks: the next question about the location extends
 /// it with the accesses added since instead of building it again.
+///
+/// Copies of the graph share the constraints until one of them extends
+/// them (see [`LocCache::lm_mut`]).
+#[derive(Clone)]
 struct LocCache {
-    lm: LocMo,
+    lm: Rc<LocMo>,
     seen: Seen,
 }
 
-/// The events a [`LocCache`] covers: how many of each thread.
-#[derive(Default)]
+/// The events a [`LocCache`] covers: how many of each thread, and where
+/// the location's accesses among them end.
+#[derive(Clone, Default)]
 struct Seen {
-    counted: Vec<u32>,
+    counted: SmallVec<[u32; 8]>,
+    /// One past the last covered access of the location in each thread
+    /// (0: none): forgetting events from there on leaves the cache valid.
+    accessed: SmallVec<[u32; 8]>,
 }
 
 impl Seen {
@@ -76,16 +89,37 @@ impl Seen {
         mut found: impl FnMut(EventId, &crate::Event, bool),
     ) {
         self.counted.resize(g.num_threads(), 0);
+        self.accessed.resize(g.num_threads(), 0);
         for t in 0..g.num_threads() as u32 {
             let from = self.counted[t as usize] as usize;
             for (i, e) in g.thread_events(t).iter().enumerate().skip(from) {
                 if e.loc() == Some(loc) {
                     let sc = effective_order(model, e.ord()).is_sc();
                     found(EventId::new(t, i as u32), e, sc);
+                    self.accessed[t as usize] = i as u32 + 1;
                 }
             }
             self.counted[t as usize] = g.thread_len(t);
         }
+    }
+
+    fn clear(&mut self) {
+        self.counted.clear();
+        self.accessed.clear();
+    }
+
+    /// Covers only the first `cut[t]` events of each thread `t`; false
+    /// when that would uncover one of the location's accesses (then the
+    /// constraints built from it no longer hold).
+    fn cut_to(&mut self, cut: &[usize]) -> bool {
+        let limit = |t: usize| cut.get(t).copied().unwrap_or(0) as u32;
+        if (self.accessed.iter().enumerate()).any(|(t, &a)| a > limit(t)) {
+            return false;
+        }
+        for (t, n) in self.counted.iter_mut().enumerate() {
+            *n = (*n).min(limit(t));
+        }
+        true
     }
 }
 
@@ -100,9 +134,11 @@ pub(crate) struct LocCaches {
     new: Vec<EventId>,
 }
 
+/// A copy of the graph keeps them (shared): they hold for it as they do
+/// for the original.
 impl Clone for LocCaches {
     fn clone(&self) -> Self {
-        LocCaches::default()
+        self.prefix(None)
     }
 }
 
@@ -118,17 +154,36 @@ impl LocCaches {
             recycle(c.lm);
         }
     }
-    /// Drops the caches that cover more than the first `cut[t]` events of
-    /// some thread `t` (whose clocks are forgotten).
+    /// Makes the caches cover only the first `cut[t]` events of each
+    /// thread `t` (whose clocks are forgotten beyond): a cache with none
+    /// of its location's accesses there keeps its constraints, which
+    /// depend only on those accesses, their sources and happens-before
+    /// between them; the others are dropped.
     pub fn forget_beyond(&mut self, cut: &[usize]) {
         for slot in &mut self.by_loc {
-            let beyond = slot.as_ref().is_some_and(|c| {
-                (c.seen.counted.iter().enumerate())
-                    .any(|(t, &n)| n as usize > cut.get(t).copied().unwrap_or(0))
-            });
-            if beyond {
+            if slot.as_mut().is_some_and(|c| !c.seen.cut_to(cut)) {
                 recycle(slot.take().unwrap().lm);
             }
+        }
+    }
+
+    /// Copies of the caches (sharing their constraints), cut to the first
+    /// `cut[t]` events of each thread `t` when given (see
+    /// [`Self::forget_beyond`]).
+    pub fn prefix(&self, cut: Option<&[usize]>) -> LocCaches {
+        let by_loc = (self.by_loc.iter())
+            .map(|slot| {
+                let mut c = slot.as_ref()?.clone();
+                match cut {
+                    Some(cut) if !c.seen.cut_to(cut) => None,
+                    _ => Some(c),
+                }
+            })
+            .collect();
+        LocCaches {
+            by_loc,
+            scratch: Scratch::default(),
+            new: Vec::new(),
         }
     }
 }
@@ -178,13 +233,16 @@ impl LocCache {
         scratch: &mut Scratch,
     ) -> Result<(), Inconsistency> {
         let c = slot.get_or_insert_with(|| LocCache {
-            lm: pooled(loc),
+            lm: Rc::new(pooled(loc)),
             seen: Seen::default(),
         });
-        c.lm.clear(loc);
-        c.seen.counted.clear();
-        c.lm.writes.push(EventId::init(loc));
-        let lm = &mut c.lm;
+        if Rc::get_mut(&mut c.lm).is_none() {
+            c.lm = Rc::new(pooled(loc));
+        }
+        let lm = Rc::get_mut(&mut c.lm).expect("not shared");
+        lm.clear(loc);
+        c.seen.clear();
+        lm.writes.push(EventId::init(loc));
         c.seen.scan(g, model, loc, |id, e, sc| {
             if e.is_write() {
                 lm.writes.push(id);
@@ -195,7 +253,7 @@ impl LocCache {
             lm.has_sc |= sc;
         });
         let (threads, stride) = memo;
-        let built = c.lm.constrain(
+        let built = lm.constrain(
             g,
             scratch,
             None,
@@ -210,6 +268,52 @@ impl LocCache {
         built
     }
 
+    /// Debug builds: panics unless the constraints, however extended, cut
+    /// and shared, are those a fresh build over every event gives.
+    #[cfg(debug_assertions)]
+    fn assert_as_built(&self, g: &ExecutionGraph, model: Model, memo: (&[ThreadClocks], usize)) {
+        let loc = self.lm.loc;
+        for t in 0..g.num_threads() {
+            assert_eq!(
+                self.seen.counted.get(t).copied(),
+                Some(g.thread_len(t as u32))
+            );
+        }
+        let mut fresh = None;
+        LocCache::build_in(&mut fresh, g, model, loc, memo, &mut Scratch::default())
+            .expect("a kept cache of a location that is not coherent");
+        let fresh = &fresh.expect("built").lm;
+        let (lm, n) = (&self.lm, fresh.writes.len());
+        assert_eq!(lm.has_sc, fresh.has_sc, "seq_cst accesses of {loc:?}");
+        assert_eq!(lm.writes.len(), n, "writes of {loc:?}");
+        let at: Vec<usize> = lm.writes.iter().map(|&w| fresh.index_of(w)).collect();
+        for a in 0..n {
+            for b in 0..n {
+                assert_eq!(lm.mo(a, b), fresh.mo(at[a], at[b]), "order of {loc:?}");
+            }
+        }
+        let mut reads: Vec<_> = (lm.reads.iter().zip(&lm.read_src))
+            .map(|(&r, &s)| (r, lm.writes[s]))
+            .collect();
+        let mut fresh_reads: Vec<_> = (fresh.reads.iter().zip(&fresh.read_src))
+            .map(|(&r, &s)| (r, fresh.writes[s]))
+            .collect();
+        reads.sort_unstable();
+        fresh_reads.sort_unstable();
+        assert_eq!(reads, fresh_reads, "reads of {loc:?}");
+    }
+
+    /// The constraints, to change: copied first (into pooled buffers) when
+    /// a copy of the graph shares them.
+    fn lm_mut(&mut self) -> &mut LocMo {
+        if Rc::get_mut(&mut self.lm).is_none() {
+            let mut lm = pooled(self.lm.loc);
+            lm.clone_from(&self.lm);
+            self.lm = Rc::new(lm);
+        }
+        Rc::get_mut(&mut self.lm).expect("not shared")
+    }
+
     /// Extends it with the events `g` added since it was built; `Ok(false)`
     /// when a new access reads a write it does not know of (then it is
     /// built afresh).
@@ -221,14 +325,15 @@ impl LocCache {
         new: &mut Vec<EventId>,
     ) -> Result<bool, Inconsistency> {
         new.clear();
-        let lm = &mut self.lm;
-        self.seen.scan(g, model, lm.loc, |id, _, sc| {
+        let mut has_sc = false;
+        self.seen.scan(g, model, self.lm.loc, |id, _, sc| {
             new.push(id);
-            lm.has_sc |= sc;
+            has_sc |= sc;
         });
         if new.is_empty() {
             return Ok(true);
         }
+        self.lm_mut().has_sc |= has_sc;
         let (threads, stride) = memo;
         let hb = |a, b| memo_hb(threads, stride, a, b);
         let index = |lm: &LocMo, w: EventId| lm.writes.iter().position(|&x| x == w);
@@ -257,7 +362,7 @@ impl LocCache {
                     },
                     false => None,
                 };
-                self.lm.push_write(w, src, hb)?;
+                self.lm_mut().push_write(w, src, hb)?;
                 pending &= !(1 << i);
             }
             if pending == before {
@@ -270,7 +375,7 @@ impl LocCache {
                 let Some(src) = index(&self.lm, e.rf.unwrap()) else {
                     return Ok(false);
                 };
-                self.lm.push_read(r, src, hb)?;
+                self.lm_mut().push_read(r, src, hb)?;
             }
         }
         Ok(true)
@@ -311,6 +416,10 @@ impl<'g> LocationCoherence<'g> {
                 }
                 return Err(e);
             }
+        }
+        #[cfg(debug_assertions)]
+        if let Some(c) = &locs.by_loc[l] {
+            c.assert_as_built(g, model, memo);
         }
         drop(guard);
         Ok(LocationCoherence {

@@ -170,15 +170,19 @@ impl ClockMemo {
         (any(0), any(1))
     }
     /// A copy holding the clocks of the first `cut[t]` events of each
-    /// thread `t` (and no location constraints).
-    pub fn prefix(&self, cut: &[usize]) -> ClockMemo {
+    /// thread `t`, and (with `caches`) the location constraints over those
+    /// events.
+    pub fn prefix(&self, cut: &[usize], caches: bool) -> ClockMemo {
         ClockMemo {
             model: self.model,
             stride: self.stride,
             threads: (self.threads.iter().enumerate())
                 .map(|(t, th)| th.prefix(cut.get(t).copied().unwrap_or(0), record(self.stride)))
                 .collect(),
-            locs: Default::default(),
+            locs: match caches {
+                true => self.locs.prefix(Some(cut)),
+                false => Default::default(),
+            },
         }
     }
     /// How many of thread `t`'s first events have clocks.
