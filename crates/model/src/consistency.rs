@@ -199,6 +199,7 @@ impl LocMo {
             next,
             is_rmw,
             stolen,
+            ..
         } = sc;
         reset(next, nw, usize::MAX);
         reset(is_rmw, nw, false);
@@ -533,6 +534,8 @@ pub(crate) struct Scratch {
     next: Vec<usize>,
     is_rmw: Vec<bool>,
     stolen: Vec<(usize, usize)>,
+    /// An analysis's locations whose constraints came from the memo.
+    cached: Vec<bool>,
 }
 
 /// The buffers of a dropped analysis. The explorer builds an analysis for
@@ -770,8 +773,26 @@ impl<'g> Analysis<'g> {
             self.locs = locs;
             return Ok(());
         }
+        // The memo keeps the constraints of the locations the explorer asked
+        // about (see `location.rs`): those are copied, the others built.
+        let mut cached = std::mem::take(&mut self.scratch.cached);
+        reset(&mut cached, nl, false);
+        if loose.is_none() {
+            let mut memo = g.memo.0.borrow_mut();
+            for (l, lm) in locs.iter_mut().enumerate() {
+                let copied =
+                    crate::location::copy_cached(g, self.model, &mut memo, Loc(l as u32), lm);
+                if let Some(result) = copied {
+                    if let Err(e) = result {
+                        self.scratch.cached = cached;
+                        return Err(e);
+                    }
+                    cached[l] = true;
+                }
+            }
+        }
         for (id, e) in g.events() {
-            if let Some(l) = e.loc() {
+            if let Some(l) = e.loc().filter(|l| !cached[l.0 as usize]) {
                 let lm = &mut locs[l.0 as usize];
                 if e.is_write() {
                     lm.writes.push(id);
@@ -787,10 +808,11 @@ impl<'g> Analysis<'g> {
         let mut widx = std::mem::take(&mut self.widx);
         reset(&mut widx, self.ids.len(), u32::MAX);
         let mut sc = std::mem::take(&mut self.scratch);
-        let result = self.constrain_mo(&mut locs, &mut widx, &mut sc, loose);
+        let result = self.constrain_mo(&mut locs, &mut widx, &mut sc, loose, &cached);
         self.locs = locs;
         self.widx = widx;
         self.scratch = sc;
+        self.scratch.cached = cached;
         result
     }
 
@@ -803,10 +825,14 @@ impl<'g> Analysis<'g> {
         widx: &mut [u32],
         sc: &mut Scratch,
         loose: Option<EventId>,
+        cached: &[bool],
     ) -> Result<(), Inconsistency> {
-        for lm in locs.iter_mut() {
+        for (lm, &cached) in locs.iter_mut().zip(cached) {
             for (i, &w) in lm.writes.iter().enumerate() {
                 widx[self.dense(w)] = i as u32;
+            }
+            if cached {
+                continue;
             }
             let widx = &*widx;
             lm.constrain(

@@ -22,8 +22,8 @@ use std::cell::{Ref, RefCell};
 use std::rc::Rc;
 
 thread_local! {
-    /// Buffers of dropped [`LocCache`]s: a graph copy starts without its
-    /// caches and builds them again.
+    /// Buffers of dropped [`LocCache`]s, for constraints built afresh or
+    /// copied out of a shared cache before an extension.
     static POOL: RefCell<Vec<LocMo>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -124,8 +124,9 @@ impl Seen {
 }
 
 /// The [`LocCache`]s of a graph, by location. They are valid while the
-/// events they cover keep their clocks, so the memo drops them with those
-/// (see [`Self::forget_beyond`]); a copy of the graph starts without them.
+/// accesses they cover keep their clocks, so the memo cuts or drops them
+/// with those (see [`Self::forget_beyond`]); a copy of the graph shares
+/// them.
 #[derive(Default)]
 pub(crate) struct LocCaches {
     by_loc: Vec<Option<LocCache>>,
@@ -382,6 +383,68 @@ impl LocCache {
     }
 }
 
+/// Makes the memo's constraints of `loc` cover every event of `g` (whose
+/// clocks the memo must know): extended where possible, else built afresh,
+/// in place.
+fn ensure_cache(
+    g: &ExecutionGraph,
+    model: Model,
+    memo: &mut ClockMemo,
+    loc: Loc,
+) -> Result<(), Inconsistency> {
+    let ClockMemo {
+        threads,
+        stride,
+        locs,
+        ..
+    } = memo;
+    let memo = (&threads[..], *stride);
+    let l = loc.0 as usize;
+    if locs.by_loc.len() <= l {
+        locs.by_loc.resize_with(l + 1, || None);
+    }
+    let slot = &mut locs.by_loc[l];
+    let extended = match slot {
+        Some(c) => c.extend(g, model, memo, &mut locs.new),
+        None => Ok(false),
+    };
+    match extended {
+        Ok(true) => {}
+        Ok(false) => LocCache::build_in(slot, g, model, loc, memo, &mut locs.scratch)?,
+        Err(e) => {
+            if let Some(c) = slot.take() {
+                recycle(c.lm);
+            }
+            return Err(e);
+        }
+    }
+    #[cfg(debug_assertions)]
+    if let Some(c) = &locs.by_loc[l] {
+        c.assert_as_built(g, model, memo);
+    }
+    Ok(())
+}
+
+/// For a full analysis of `g` (whose clocks `memo` knows): copies into
+/// `out` the constraints of `loc` the memo keeps, brought up to date; `None`
+/// when it keeps none (building them the analysis's way, together with the
+/// other locations', costs less than building a cache).
+pub(crate) fn copy_cached(
+    g: &ExecutionGraph,
+    model: Model,
+    memo: &mut ClockMemo,
+    loc: Loc,
+    out: &mut LocMo,
+) -> Option<Result<(), Inconsistency>> {
+    memo.locs.by_loc.get(loc.0 as usize)?.as_ref()?;
+    if let Err(e) = ensure_cache(g, model, memo, loc) {
+        return Some(Err(e));
+    }
+    let c = memo.locs.by_loc[loc.0 as usize].as_ref().expect("ensured");
+    out.clone_from(&c.lm);
+    Some(Ok(()))
+}
+
 impl<'g> LocationCoherence<'g> {
     /// The constraints of `loc` in `g`; fails when po ∪ rf is cyclic or the
     /// location is incoherent.
@@ -390,37 +453,7 @@ impl<'g> LocationCoherence<'g> {
         if !extend_clocks(g, model, &mut guard) {
             return Err(Inconsistency::ThinAir);
         }
-        let ClockMemo {
-            threads,
-            stride,
-            locs,
-            ..
-        } = &mut *guard;
-        let memo = (&threads[..], *stride);
-        let l = loc.0 as usize;
-        if locs.by_loc.len() <= l {
-            locs.by_loc.resize_with(l + 1, || None);
-        }
-        // Extended where possible, else built afresh, in place.
-        let slot = &mut locs.by_loc[l];
-        let extended = match slot {
-            Some(c) => c.extend(g, model, memo, &mut locs.new),
-            None => Ok(false),
-        };
-        match extended {
-            Ok(true) => {}
-            Ok(false) => LocCache::build_in(slot, g, model, loc, memo, &mut locs.scratch)?,
-            Err(e) => {
-                if let Some(c) = slot.take() {
-                    recycle(c.lm);
-                }
-                return Err(e);
-            }
-        }
-        #[cfg(debug_assertions)]
-        if let Some(c) = &locs.by_loc[l] {
-            c.assert_as_built(g, model, memo);
-        }
+        ensure_cache(g, model, &mut guard, loc)?;
         drop(guard);
         Ok(LocationCoherence {
             g,
