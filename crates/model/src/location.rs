@@ -277,7 +277,8 @@ impl LocCache {
         for t in 0..g.num_threads() {
             assert_eq!(
                 self.seen.counted.get(t).copied(),
-                Some(g.thread_len(t as u32))
+                Some(g.thread_len(t as u32)),
+                "events of thread {t} the constraints of {loc:?} cover"
             );
         }
         let mut fresh = None;
