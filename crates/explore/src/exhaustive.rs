@@ -37,8 +37,8 @@
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
 use c11check_model::{
-    is_consistent, needs_sc_search, Action, Analysis, EventId, ExecutionGraph, LocationCoherence,
-    RmwOp, View,
+    highest_write_ending_mo, is_consistent, needs_sc_search, Action, Analysis, EventId,
+    ExecutionGraph, LocationCoherence, RmwOp, View,
 };
 use std::time::Instant;
 
@@ -364,17 +364,24 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             );
         }
         // Reads before `w` in its thread are in its prefix.
-        let mut reads: Vec<EventId> = g
-            .events()
-            .filter(|(id, e)| {
-                !(id.thread == w.thread && id.index <= w.index)
+        let mut reads: Vec<EventId> = Vec::new();
+        for t in 0..g.num_threads() as u32 {
+            let from = if t == w.thread {
+                w.index as usize + 1
+            } else {
+                0
+            };
+            let events = g.thread_events(t);
+            for (i, e) in events.iter().enumerate().skip(from) {
+                if e.revisitable
                     && e.loc() == Some(loc)
                     && e.is_read()
-                    && e.revisitable
                     && !(commute && e.is_refcount())
-            })
-            .map(|(id, _)| id)
-            .collect();
+                {
+                    reads.push(EventId::new(t, i as u32));
+                }
+            }
+        }
         // Most writes have no read to revisit: the prefix is computed only
         // for those that do.
         if reads.is_empty() {
@@ -547,20 +554,18 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         discarded.sort_unstable();
         let mut view = keep.clone();
         view.0[r.thread as usize] = r.index;
-        let refcount_chains: Vec<Vec<EventId>> = if !self.commute {
-            Vec::new()
-        } else {
-            g.refcount_locs()
-                .into_iter()
-                .filter_map(|l| g.rmw_chain(l))
-                .collect()
+        let refcount_locs = match self.commute {
+            true => g.refcount_locs(),
+            false => Vec::new(),
         };
+        let refcount_chains: Vec<Vec<EventId>> = (refcount_locs.iter())
+            .filter_map(|&l| g.rmw_chain(l))
+            .collect();
         // The graph of the kept events, each discarded one appended to it in
         // turn once it passes (in stamp order each thread's discarded events
         // come in program order, after its kept ones): the reference counts
         // relinked over the events present, without `w`, and `w` reduced to
         // its read half.
-        let mut h = g.restrict_uncached(&view);
         let relink = |h: &mut ExecutionGraph| {
             for chain in &refcount_chains {
                 let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != w).collect();
@@ -574,23 +579,41 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
             }
         };
-        relink(&mut h);
-        match g.event(w).action.read_half() {
-            Some(load) => {
-                let half = h.event_mut(w);
-                half.action = load;
+        let graph_of = |view: &View| {
+            let mut h = g.restrict_uncached(view);
+            relink(&mut h);
+            match g.event(w).action.read_half() {
+                Some(load) => {
+                    let half = h.event_mut(w);
+                    half.action = load;
+                }
+                None => h.truncate_thread(w.thread, w.index),
             }
-            None => h.truncate_thread(w.thread, w.index),
-        }
+            h
+        };
+        // The graph is built only when a canonical source needs it: where no
+        // seq_cst event is around, each is read off `g` (see
+        // `highest_write_ending_mo`), unless the kept part's reference
+        // counts are relinked (their happens-before may differ). The part is
+        // consistent even where an RMW stole a source: `g` is then
+        // consistent with `w` held to no atomicity, and the part has only
+        // its read half.
+        let mut h: Option<ExecutionGraph> = None;
+        let relinked_counts = |view: &View| {
+            refcount_chains.iter().any(|chain| {
+                chain.contains(&w)
+                    || chain
+                        .iter()
+                        .skip_while(|&&x| x.is_init() || view.contains(x))
+                        .any(|&x| view.contains(x))
+            })
+        };
         // Appending canonical reads (and writes, which can go last) keeps a
         // consistent graph consistent. When `g` is not known to be, `h` is
         // checked once, when a canonical source is first needed, if that can
         // spare seq_cst searches.
         let model = self.config.model;
-        let mut h_consistent = match consistent {
-            true => Some(true),
-            false => (!needs_sc_search(g, model)).then_some(false),
-        };
+        let mut h_consistent = consistent.then_some(true);
         for (_, e) in discarded {
             let ev = g.event(e);
             if self.commute && ev.is_refcount() {
@@ -615,18 +638,46 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 if ev.spurious_fail || !(src.is_init() || view.contains(src)) || src == w {
                     return false;
                 }
-                let known = *h_consistent.get_or_insert_with(|| is_consistent(&h, model));
-                if canonical_source(&mut h, e, ev, model, known, &mut self.canonical) != Some(src) {
+                let loc = ev.loc().expect("a read has a location");
+                let quick = (!refcount_locs.contains(&loc) && !relinked_counts(&view))
+                    .then(|| highest_write_ending_mo(g, model, &view, Some(w), loc, canonical_rank))
+                    .flatten();
+                let mut full = |h: &mut Option<ExecutionGraph>,
+                                canonical: &mut CanonicalScratch| {
+                    let h = h.get_or_insert_with(|| graph_of(&view));
+                    let known = *h_consistent.get_or_insert_with(|| {
+                        needs_sc_search(g, model) && is_consistent(h, model)
+                    });
+                    let found = canonical_source(h, e, ev, model, known, canonical);
+                    // It was left reading some candidate.
+                    h.truncate_thread(e.thread, e.index);
+                    found
+                };
+                let canonical = match quick {
+                    Some(x) => {
+                        debug_assert_eq!(
+                            Some(x),
+                            full(&mut h, &mut self.canonical),
+                            "quick canonical source disagrees with the full search"
+                        );
+                        x
+                    }
+                    None => match full(&mut h, &mut self.canonical) {
+                        Some(x) => x,
+                        None => return false,
+                    },
+                };
+                if canonical != src {
                     return false;
                 }
-                // It was left reading some candidate.
-                h.truncate_thread(e.thread, e.index);
             }
             view.include(e);
-            h.push_event(e.thread, ev.clone());
-            // Only an update of a count changes the counts' chains.
-            if self.commute && ev.is_refcount() {
-                relink(&mut h);
+            if let Some(h) = &mut h {
+                h.push_event(e.thread, ev.clone());
+                // Only an update of a count changes the counts' chains.
+                if self.commute && ev.is_refcount() {
+                    relink(h);
+                }
             }
         }
         true

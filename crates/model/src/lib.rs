@@ -19,4 +19,4 @@ pub use event::{
     Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
 };
 pub use graph::{ExecutionGraph, View};
-pub use location::LocationCoherence;
+pub use location::{highest_write_ending_mo, LocationCoherence};

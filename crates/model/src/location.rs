@@ -446,6 +446,88 @@ pub(crate) fn copy_cached(
     Some(Ok(()))
 }
 
+/// The highest-ranked write of `loc` (by `rank`) that could end
+/// modification order in the part `part` of the consistent graph `g`
+/// (closed under po and rf), with `demoted` (an RMW or a store of `g` that
+/// nothing reads, if given) reduced to its read half; `None` when the
+/// seq_cst axiom
+/// may matter (the SC model, or any seq_cst event in `g`). A new read of the
+/// write returned keeps the part consistent (it and every later write
+/// before it).
+///
+/// Why the part needs no analysis of its own: happens-before between its
+/// events is that of `g` (every path between them stays in the part, and
+/// nothing reads `demoted`), and a write can end modification order iff
+/// no write of its RMW chain has a coherence edge (write-write,
+/// write-read, read-write, read-read, atomicity) to a write outside the
+/// chain: an order forced after the chain starts with such an edge.
+pub fn highest_write_ending_mo<K: Ord>(
+    g: &ExecutionGraph,
+    model: Model,
+    part: &crate::View,
+    demoted: Option<EventId>,
+    loc: Loc,
+    rank: impl Fn(EventId) -> K,
+) -> Option<EventId> {
+    let mut memo = g.memo.0.borrow_mut();
+    if model == Model::Sc || !extend_clocks(g, model, &mut memo) || memo.seq_cst() != (false, false)
+    {
+        return None;
+    }
+    let (threads, stride) = (&memo.threads[..], memo.stride);
+    let hb = |a: EventId, b: EventId| memo_hb(threads, stride, a, b);
+    // The part's accesses of `loc`: writes (with the source of an RMW)
+    // and reads (with their sources).
+    let mut writes: SmallVec<[(EventId, Option<EventId>); 16]> = SmallVec::new();
+    let mut reads: SmallVec<[(EventId, EventId); 16]> = SmallVec::new();
+    writes.push((EventId::init(loc), None));
+    for t in 0..g.num_threads() as u32 {
+        let n = part.0.get(t as usize).map_or(0, |&n| n as usize);
+        for (i, e) in g.thread_events(t).iter().take(n).enumerate() {
+            if e.loc() != Some(loc) {
+                continue;
+            }
+            let id = EventId::new(t, i as u32);
+            let src = e.is_read().then(|| e.rf.expect("a read with a source"));
+            if e.is_write() && Some(id) != demoted {
+                writes.push((id, src));
+            }
+            if let Some(src) = src {
+                reads.push((id, src));
+            }
+        }
+    }
+    let source_of = |w: EventId| writes.iter().find(|x| x.0 == w).and_then(|x| x.1);
+    let can_end = |x: EventId| {
+        // Nothing may read `x` and write (atomicity puts that after it).
+        if writes.iter().any(|&(y, s)| s == Some(x) && y != x) {
+            return false;
+        }
+        let mut chain: SmallVec<[EventId; 8]> = SmallVec::new();
+        let mut cur = Some(x);
+        while let Some(c) = cur {
+            chain.push(c);
+            cur = if c.is_init() { None } else { source_of(c) };
+        }
+        let edge_out = |a: EventId, y: EventId| {
+            hb(a, y)
+                || reads.iter().any(|&(r, s)| s == y && hb(a, r))
+                || reads.iter().any(|&(r, s)| s == a && hb(r, y))
+                || reads
+                    .iter()
+                    .any(|&(r1, s1)| s1 == a && reads.iter().any(|&(r2, s2)| s2 == y && hb(r1, r2)))
+        };
+        !chain.iter().any(|&a| {
+            writes
+                .iter()
+                .any(|&(y, _)| !chain.contains(&y) && edge_out(a, y))
+        })
+    };
+    let mut order: SmallVec<[EventId; 16]> = writes.iter().map(|x| x.0).collect();
+    order.sort_unstable_by_key(|&x| std::cmp::Reverse(rank(x)));
+    order.into_iter().find(|&x| can_end(x))
+}
+
 impl<'g> LocationCoherence<'g> {
     /// The constraints of `loc` in `g`; fails when po ∪ rf is cyclic or the
     /// location is incoherent.
@@ -665,6 +747,124 @@ mod tests {
                 (w, [load, rmw], lc.could_end_mo(w), lc.is_forced_last(w))
             })
             .collect()
+    }
+
+    /// `highest_write_ending_mo` on parts of random graphs (closed under
+    /// po and rf, a write nothing reads sometimes reduced to its read
+    /// half) names the write a search over modification orders of the
+    /// part, built as a graph of its own, finds first in rank order.
+    #[test]
+    fn writes_ending_mo_in_a_part_match_a_search() {
+        use crate::{highest_write_ending_mo, Analysis, View};
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let rank = |w: EventId| (!w.is_init(), w.thread, w.index);
+        let ords = [
+            MemOrder::Relaxed,
+            MemOrder::Acquire,
+            MemOrder::Release,
+            MemOrder::AcqRel,
+        ];
+        let (mut checked, mut demoted_checked) = (0, 0);
+        for _ in 0..3000 {
+            let mut g = ExecutionGraph::new(vec![0, 0], 3);
+            for step in 0..(4 + next(6)) {
+                let t = next(3) as u32;
+                let loc = Loc(next(2) as u32);
+                let ord = ords[next(4) as usize];
+                let action = match next(3) {
+                    0 => Action::Store {
+                        loc,
+                        ord: match ord.is_release() {
+                            true => MemOrder::Release,
+                            false => MemOrder::Relaxed,
+                        },
+                        val: step as i64 + 1,
+                    },
+                    1 => Action::Load {
+                        loc,
+                        ord: if ord.is_acquire() {
+                            MemOrder::Acquire
+                        } else {
+                            MemOrder::Relaxed
+                        },
+                    },
+                    _ => Action::Rmw {
+                        loc,
+                        ord,
+                        op: RmwOp::Add,
+                        operand: 1,
+                        width: Width::I64,
+                    },
+                };
+                let id = g.push(t, action);
+                if g.event(id).is_read() {
+                    let writes = g.writes_to(loc);
+                    let options: Vec<EventId> = writes.into_iter().filter(|&w| w != id).collect();
+                    let start = next(options.len() as u64) as usize;
+                    let ok = (0..options.len()).any(|k| {
+                        g.set_rf(id, options[(start + k) % options.len()]);
+                        is_consistent(&g, Model::Cpp20)
+                    });
+                    if !ok {
+                        g.truncate_thread(t, id.index);
+                    }
+                }
+            }
+            // A part: the porf-prefix of a few events.
+            let mut part = View(vec![0; 3]);
+            for _ in 0..2 {
+                let t = next(3) as u32;
+                let n = g.thread_len(t);
+                if n > 0 {
+                    let p = g.porf_prefix(EventId::new(t, next(n as u64) as u32));
+                    for (u, &k) in p.0.iter().enumerate() {
+                        part.0[u] = part.0[u].max(k);
+                    }
+                }
+            }
+            // Sometimes the last write of a thread in the part, unread
+            // there, reduced to its read half.
+            let demoted = (0..3u32).find_map(|t| {
+                let n = part.0[t as usize];
+                let w = EventId::new(t, n.checked_sub(1)?);
+                let unread = g
+                    .events()
+                    .all(|(id, e)| !part.contains(id) || e.rf != Some(w));
+                (next(2) == 0 && g.event(w).is_write() && unread).then_some(w)
+            });
+            let mut h = g.restrict_uncached(&part);
+            if let Some(w) = demoted {
+                match g.event(w).action.read_half() {
+                    Some(load) => h.event_mut(w).action = load,
+                    None => h.truncate_thread(w.thread, w.index),
+                }
+                demoted_checked += 1;
+            }
+            let a = Analysis::new(&h, Model::Cpp20).expect("a part of a consistent graph");
+            for loc in [X, Loc(1)] {
+                let mut writes = h.writes_to(loc);
+                writes.sort_by_key(|&w| std::cmp::Reverse(rank(w)));
+                let searched = writes
+                    .into_iter()
+                    .find(|&w| a.find_mo(&[(loc, w)]).is_some());
+                let quick = highest_write_ending_mo(&g, Model::Cpp20, &part, demoted, loc, rank);
+                assert_eq!(
+                    quick, searched,
+                    "{g:?}\npart {part:?}, demoted {demoted:?}, {loc:?}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(
+            checked == 6000 && demoted_checked > 300,
+            "{demoted_checked} demoted"
+        );
     }
 
     /// Whether `g` remembers constraints of x (the next question extends them).

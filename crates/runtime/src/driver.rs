@@ -311,7 +311,10 @@ impl FiberDriver {
     fn feed(&mut self, g: &mut ExecutionGraph, t: u32) {
         let done = self.slot(t).done;
         let id = EventId::new(t, done);
-        let e = g.event(id).clone();
+        let (recorded, rf, was_write) = {
+            let e = g.event(id);
+            (e.action, e.rf, e.is_write())
+        };
         let pending = self.slot(t).pending.take();
         let site = match &pending {
             Some(Pending::Act(_, s)) | Some(Pending::Spawn(_, s)) => Some(*s),
@@ -319,7 +322,7 @@ impl FiberDriver {
         };
         self.record_site(id, site);
         self.slot(t).done += 1;
-        match (pending, e.action) {
+        match (pending, recorded) {
             (_, Action::Block { .. }) => {}
             (Some(Pending::Finished), Action::Finish) => {}
             (Some(Pending::Spawn(main, _)), Action::Spawn { child }) => {
@@ -342,11 +345,10 @@ impl FiberDriver {
                 // allocation, say) may differ from the run that recorded the
                 // event: take this run's, and what reads return follows from
                 // their sources, which were replayed first.
-                let was_write = e.is_write();
-                if e.action != a {
+                if recorded != a {
                     g.update_event(id, |e| e.action = a);
                 }
-                if let Some(w) = e.rf {
+                if let Some(w) = rf {
                     g.set_rf(id, w);
                 }
                 let now = g.event(id);

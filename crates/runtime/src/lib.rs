@@ -241,8 +241,11 @@ pub(crate) fn install_shared(s: Option<Rc<RefCell<Shared>>>) {
 }
 
 fn with_shared<R>(f: impl FnOnce(&mut Shared) -> R) -> R {
+    // The state is borrowed in place (not cloned out): nothing run under
+    // `f` installs another.
     SHARED.with(|cell| {
-        let rc = cell.borrow().clone().unwrap_or_else(|| {
+        let installed = cell.borrow();
+        let rc = installed.as_ref().unwrap_or_else(|| {
             panic!("c11check: a modelled type was used outside `c11check::model` (or outside a modelled thread)")
         });
         let mut s = rc.borrow_mut();
