@@ -295,41 +295,52 @@ impl LocMo {
         Ok(())
     }
 
-    /// Whether a new po-maximal access of the location that reads write
-    /// `wi` (and is a write too when `writes`: a successful RMW) keeps
-    /// coherence, given the accesses that happen before it (`before`). Its
-    /// edges all go into it: every write it happens after, and the source
-    /// of every read it happens after, must come no later than `wi`.
+    /// The writes (indices) a new po-maximal access of the location must
+    /// not read from a write before: those that happen before it (`before`)
+    /// and the sources of the reads that do (its coherence edges all go
+    /// into it). They depend on the access's thread only, not on its
+    /// source.
+    pub(crate) fn no_later_than_new_read(
+        &self,
+        before: impl Fn(EventId) -> bool,
+        out: &mut smallvec::SmallVec<[usize; 16]>,
+    ) {
+        out.clear();
+        for (a, &x) in self.writes.iter().enumerate() {
+            if before(x) {
+                out.push(a);
+            }
+        }
+        for (ri, &r) in self.reads.iter().enumerate() {
+            if before(r) && !out.contains(&self.read_src[ri]) {
+                out.push(self.read_src[ri]);
+            }
+        }
+    }
+
+    /// Whether the new access keeps coherence reading write `wi` (and
+    /// being a write too when `writes`: a successful RMW), given the
+    /// writes it may not read before ([`Self::no_later_than_new_read`]):
     /// `Some(forced)` when it does, where `forced` says those orders held
     /// already (so no seq_cst search over them can change).
-    pub(crate) fn accepts_read(
+    pub(crate) fn accepts_read_after(
         &self,
         wi: usize,
         writes: bool,
-        before: impl Fn(EventId) -> bool,
+        no_later: &[usize],
     ) -> Option<bool> {
         if writes && self.chain_last(self.chain_of[wi]) != wi {
             return None;
         }
         let mut forced = true;
-        let mut no_later = |a: usize| -> bool {
+        for &a in no_later {
             if a == wi {
-                return true;
+                continue;
             }
-            if !self.mo(a, wi) {
-                forced = false;
-            }
-            !self.mo(wi, a)
-        };
-        for (a, &x) in self.writes.iter().enumerate() {
-            if before(x) && !no_later(a) {
+            if self.mo(wi, a) {
                 return None;
             }
-        }
-        for (ri, &r) in self.reads.iter().enumerate() {
-            if before(r) && !no_later(self.read_src[ri]) {
-                return None;
-            }
+            forced &= self.mo(a, wi);
         }
         Some(forced)
     }

@@ -199,6 +199,9 @@ pub struct LocationCoherence<'g> {
     /// be built meanwhile. It holds the location's constraints.
     memo: Ref<'g, ClockMemo>,
     loc: Loc,
+    /// The writes a new access of a thread may not read before (see
+    /// `read_extension_consistent`), for the last thread asked about.
+    no_later: RefCell<Option<(u32, SmallVec<[usize; 16]>)>>,
 }
 
 /// Strict happens-before from remembered clocks (both events known).
@@ -543,6 +546,7 @@ impl<'g> LocationCoherence<'g> {
             model,
             memo: g.memo.0.borrow(),
             loc,
+            no_later: RefCell::new(None),
         })
     }
 
@@ -557,7 +561,7 @@ impl<'g> LocationCoherence<'g> {
     /// write too when `writes`: a successful RMW).
     ///
     /// Only the coherence edges into the new access and RMW atomicity can
-    /// fail (see `LocMo::accepts_read`), and their failure is final under
+    /// fail (see `LocMo::accepts_read_after`), and their failure is final under
     /// every model. Success is `None` when the seq_cst axiom could change
     /// with them (the caller then checks in full): under SC, with a seq_cst
     /// fence in the graph (a fence before the read can gain psc edges
@@ -580,28 +584,34 @@ impl<'g> LocationCoherence<'g> {
             return None;
         }
         let ord = effective_order(self.model, ord);
-        let clock_of =
-            |x: EventId| self.memo.threads[x.thread as usize].clock(x.index as usize, nt);
-        // What happens before the new access: everything of its own thread,
-        // what its last event (or its spawn) has, and for an acquire what its
-        // source releases.
-        let len = g.thread_len(t);
-        let prior: Option<&[u32]> = if len > 0 {
-            Some(clock_of(EventId::new(t, len - 1)))
-        } else {
-            g.thread(t).parent.filter(|&p| g.contains(p)).map(clock_of)
-        };
-        let acquired: Option<&[u32]> = if ord.is_atomic() && ord.is_acquire() && !w.is_init() {
-            let th = &self.memo.threads[w.thread as usize];
-            th.has_relview(w.index as usize, nt)
-                .then(|| th.relview(w.index as usize, nt))
-        } else {
-            None
-        };
-        let has = |v: Option<&[u32]>, x: EventId| v.is_some_and(|v| v[x.thread as usize] > x.index);
-        let before = |x: EventId| x.is_init() || x.thread == t || has(prior, x) || has(acquired, x);
+        // The writes the source may not come before: what happens before
+        // the new access (everything of its own thread and what its last
+        // event, or its spawn, has), the same for every source. An acquire
+        // also gets what its source releases, but that happens before the
+        // source or a write forced before it (its release sequence), so it
+        // adds no write the source could come before.
+        let mut cached = self.no_later.borrow_mut();
+        if cached.as_ref().is_none_or(|c| c.0 != t) {
+            let clock_of =
+                |x: EventId| self.memo.threads[x.thread as usize].clock(x.index as usize, nt);
+            let len = g.thread_len(t);
+            let prior: Option<&[u32]> = if len > 0 {
+                Some(clock_of(EventId::new(t, len - 1)))
+            } else {
+                g.thread(t).parent.filter(|&p| g.contains(p)).map(clock_of)
+            };
+            let before = |x: EventId| {
+                x.is_init()
+                    || x.thread == t
+                    || prior.is_some_and(|v| v[x.thread as usize] > x.index)
+            };
+            let (_, list) = cached.get_or_insert_with(|| (t, SmallVec::new()));
+            lm.no_later_than_new_read(before, list);
+            cached.as_mut().expect("just set").0 = t;
+        }
+        let no_later = &cached.as_ref().expect("computed above").1;
         let wi = lm.index_of(w);
-        let Some(forced) = lm.accepts_read(wi, writes, before) else {
+        let Some(forced) = lm.accepts_read_after(wi, writes, no_later) else {
             return Some(false);
         };
         // Reading the write every other one is forced before, the access
@@ -749,6 +759,106 @@ mod tests {
             .collect()
     }
 
+    /// A consistent graph (C++20) of 3 threads and 2 locations, with
+    /// stores, loads and fetch_adds of random orders and sources;
+    /// `next(n)` draws below `n`.
+    fn random_graph(next: &mut impl FnMut(u64) -> u64) -> ExecutionGraph {
+        let ords = [
+            MemOrder::Relaxed,
+            MemOrder::Acquire,
+            MemOrder::Release,
+            MemOrder::AcqRel,
+        ];
+        let mut g = ExecutionGraph::new(vec![0, 0], 3);
+        for step in 0..(4 + next(6)) {
+            let t = next(3) as u32;
+            let loc = Loc(next(2) as u32);
+            let ord = ords[next(4) as usize];
+            let action = match next(3) {
+                0 => Action::Store {
+                    loc,
+                    ord: match ord.is_release() {
+                        true => MemOrder::Release,
+                        false => MemOrder::Relaxed,
+                    },
+                    val: step as i64 + 1,
+                },
+                1 => Action::Load {
+                    loc,
+                    ord: if ord.is_acquire() {
+                        MemOrder::Acquire
+                    } else {
+                        MemOrder::Relaxed
+                    },
+                },
+                _ => Action::Rmw {
+                    loc,
+                    ord,
+                    op: RmwOp::Add,
+                    operand: 1,
+                    width: Width::I64,
+                },
+            };
+            let id = g.push(t, action);
+            if g.event(id).is_read() {
+                let writes = g.writes_to(loc);
+                let options: Vec<EventId> = writes.into_iter().filter(|&w| w != id).collect();
+                let start = next(options.len() as u64) as usize;
+                let ok = (0..options.len()).any(|k| {
+                    g.set_rf(id, options[(start + k) % options.len()]);
+                    is_consistent(&g, Model::Cpp20)
+                });
+                if !ok {
+                    g.truncate_thread(t, id.index);
+                }
+            }
+        }
+        g
+    }
+
+    /// A pseudo-random draw below `n`, from `seed`.
+    fn draw(seed: &mut u64, n: u64) -> u64 {
+        *seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (*seed >> 33) % n
+    }
+
+    /// On random graphs, every verdict the constraints give on a new
+    /// access (a load, acquire or not, and a fetch_add, of each write, by
+    /// each thread) is the one a full check of the extended graph gives.
+    #[test]
+    fn read_verdicts_on_random_graphs_match_the_full_check() {
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: u64| draw(&mut seed, n);
+        let mut judged = 0;
+        for _ in 0..1500 {
+            let g = random_graph(&mut next);
+            for t in 0..3 {
+                for action in [
+                    Action::Load {
+                        loc: X,
+                        ord: MemOrder::Acquire,
+                    },
+                    Action::Load {
+                        loc: X,
+                        ord: MemOrder::Relaxed,
+                    },
+                    fetch_add(MemOrder::AcqRel),
+                ] {
+                    for (quick, full) in verdicts(&g, t, action) {
+                        assert!(
+                            quick.is_none_or(|q| q == full),
+                            "{g:?}\nthread {t}, {action:?}"
+                        );
+                        judged += quick.is_some() as usize;
+                    }
+                }
+            }
+        }
+        assert!(judged > 10_000, "{judged} verdicts");
+    }
+
     /// `highest_write_ending_mo` on parts of random graphs (closed under
     /// po and rf, a write nothing reads sometimes reduced to its read
     /// half) names the write a search over modification orders of the
@@ -757,65 +867,11 @@ mod tests {
     fn writes_ending_mo_in_a_part_match_a_search() {
         use crate::{highest_write_ending_mo, Analysis, View};
         let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
+        let mut next = |n: u64| draw(&mut seed, n);
         let rank = |w: EventId| (!w.is_init(), w.thread, w.index);
-        let ords = [
-            MemOrder::Relaxed,
-            MemOrder::Acquire,
-            MemOrder::Release,
-            MemOrder::AcqRel,
-        ];
         let (mut checked, mut demoted_checked) = (0, 0);
         for _ in 0..3000 {
-            let mut g = ExecutionGraph::new(vec![0, 0], 3);
-            for step in 0..(4 + next(6)) {
-                let t = next(3) as u32;
-                let loc = Loc(next(2) as u32);
-                let ord = ords[next(4) as usize];
-                let action = match next(3) {
-                    0 => Action::Store {
-                        loc,
-                        ord: match ord.is_release() {
-                            true => MemOrder::Release,
-                            false => MemOrder::Relaxed,
-                        },
-                        val: step as i64 + 1,
-                    },
-                    1 => Action::Load {
-                        loc,
-                        ord: if ord.is_acquire() {
-                            MemOrder::Acquire
-                        } else {
-                            MemOrder::Relaxed
-                        },
-                    },
-                    _ => Action::Rmw {
-                        loc,
-                        ord,
-                        op: RmwOp::Add,
-                        operand: 1,
-                        width: Width::I64,
-                    },
-                };
-                let id = g.push(t, action);
-                if g.event(id).is_read() {
-                    let writes = g.writes_to(loc);
-                    let options: Vec<EventId> = writes.into_iter().filter(|&w| w != id).collect();
-                    let start = next(options.len() as u64) as usize;
-                    let ok = (0..options.len()).any(|k| {
-                        g.set_rf(id, options[(start + k) % options.len()]);
-                        is_consistent(&g, Model::Cpp20)
-                    });
-                    if !ok {
-                        g.truncate_thread(t, id.index);
-                    }
-                }
-            }
+            let g = random_graph(&mut next);
             // A part: the porf-prefix of a few events.
             let mut part = View(vec![0; 3]);
             for _ in 0..2 {
