@@ -295,11 +295,11 @@ impl LocMo {
         Ok(())
     }
 
-    /// The writes (indices) a new po-maximal access of the location must
-    /// not read from a write before: those that happen before it (`before`)
-    /// and the sources of the reads that do (its coherence edges all go
-    /// into it). They depend on the access's thread only, not on its
-    /// source.
+    /// The writes (indices) that the source of a new po-maximal access of
+    /// the location may not come before in modification order: those that
+    /// happen before the access (`before`) and the sources of the reads
+    /// that do (its coherence edges all go into it). They depend on the
+    /// access's thread only, not on its source.
     pub(crate) fn no_later_than_new_read(
         &self,
         before: impl Fn(EventId) -> bool,
@@ -320,7 +320,8 @@ impl LocMo {
 
     /// Whether the new access keeps coherence reading write `wi` (and
     /// being a write too when `writes`: a successful RMW), given the
-    /// writes it may not read before ([`Self::no_later_than_new_read`]):
+    /// writes its source may not come before
+    /// ([`Self::no_later_than_new_read`]):
     /// `Some(forced)` when it does, where `forced` says those orders held
     /// already (so no seq_cst search over them can change).
     pub(crate) fn accepts_read_after(

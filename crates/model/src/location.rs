@@ -199,8 +199,9 @@ pub struct LocationCoherence<'g> {
     /// be built meanwhile. It holds the location's constraints.
     memo: Ref<'g, ClockMemo>,
     loc: Loc,
-    /// The writes a new access of a thread may not read before (see
-    /// `read_extension_consistent`), for the last thread asked about.
+    /// The writes the source of a new access of a thread may not come
+    /// before (see `read_extension_consistent`), for the last thread asked
+    /// about.
     no_later: RefCell<Option<(u32, SmallVec<[usize; 16]>)>>,
 }
 
@@ -450,13 +451,12 @@ pub(crate) fn copy_cached(
 }
 
 /// The highest-ranked write of `loc` (by `rank`) that could end
-/// modification order in the part `part` of the consistent graph `g`
+/// modification order in the part `part` of `g`: the events `part` holds
 /// (closed under po and rf), with `demoted` (an RMW or a store of `g` that
-/// nothing reads, if given) reduced to its read half; `None` when the
-/// seq_cst axiom
-/// may matter (the SC model, or any seq_cst event in `g`). A new read of the
-/// write returned keeps the part consistent (it and every later write
-/// before it).
+/// nothing reads, if given) reduced to its read half, which must be
+/// consistent. `None` when the seq_cst axiom may matter (the SC model, or
+/// any seq_cst event in `g`). A new read of the write returned keeps the
+/// part consistent: the write can be last, every other one before it.
 ///
 /// Why the part needs no analysis of its own: happens-before between its
 /// events is that of `g` (every path between them stays in the part, and
