@@ -306,14 +306,21 @@ impl LocMo {
         out: &mut smallvec::SmallVec<[usize; 16]>,
     ) {
         out.clear();
+        // Each write once: a read whose source is listed already is not
+        // looked at (a thread re-reading one write many times costs little).
+        let mut bits: smallvec::SmallVec<[u64; 4]> =
+            smallvec::smallvec![0; self.writes.len().div_ceil(64)];
+        let listed: &mut [u64] = &mut bits;
         for (a, &x) in self.writes.iter().enumerate() {
             if before(x) {
+                listed[a / 64] |= 1 << (a % 64);
                 out.push(a);
             }
         }
-        for (ri, &r) in self.reads.iter().enumerate() {
-            if before(r) && !out.contains(&self.read_src[ri]) {
-                out.push(self.read_src[ri]);
+        for (&r, &s) in self.reads.iter().zip(&self.read_src) {
+            if listed[s / 64] >> (s % 64) & 1 == 0 && before(r) {
+                listed[s / 64] |= 1 << (s % 64);
+                out.push(s);
             }
         }
     }
