@@ -460,7 +460,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     g2.push_event(r.thread, e);
                     g2.set_rf(r, w);
                 }
-                let relinked = match commute {
+                // Counts' chains change only where the cut removed an update.
+                let removes_update = || {
+                    (0..g.num_threads() as u32).any(|t| {
+                        let kept = (without_r.0.get(t as usize).copied().unwrap_or(0) as usize)
+                            .min(g.thread_len(t) as usize);
+                        g.thread_events(t)[kept..].iter().any(|e| e.is_refcount())
+                    })
+                };
+                let relinked = match commute && removes_update() {
                     true => match relink_refcounts(g, &mut g2) {
                         Some(changed) => changed,
                         None => continue,
