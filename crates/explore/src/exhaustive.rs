@@ -569,11 +569,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let refcount_chains: Vec<Vec<EventId>> = (refcount_locs.iter())
             .filter_map(|&l| g.rmw_chain(l))
             .collect();
-        // The graph of the kept events, each discarded one appended to it in
-        // turn once it passes (in stamp order each thread's discarded events
-        // come in program order, after its kept ones): the reference counts
-        // relinked over the events present, without `w`, and `w` reduced to
-        // its read half.
+        // The counts' chains relinked over the events present, without `w`.
         let relink = |h: &mut ExecutionGraph| {
             for chain in &refcount_chains {
                 let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != w).collect();
@@ -587,6 +583,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
             }
         };
+        // The graph of the kept events and of the discarded ones that passed
+        // so far (in stamp order each thread's discarded events come in
+        // program order, after its kept ones): the reference counts
+        // relinked, and `w` reduced to its read half.
         let graph_of = |view: &View| {
             let mut h = g.restrict_uncached(view);
             relink(&mut h);
