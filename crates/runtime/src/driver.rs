@@ -8,6 +8,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
+use std::ptr::NonNull;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -185,13 +186,28 @@ impl FiberDriver {
                 s.current = t;
                 s.in_fiber = true;
                 s.set_stamp(t, done);
+                // A thread with recorded events left replays what it can of
+                // them itself (see `replay_inline`); `g` is not touched until
+                // it suspends.
+                if (done as u32) < g.thread_len(t) {
+                    s.replay = Some(NonNull::from(&mut *g));
+                    let counts = self.slots.iter().map(|slot| slot.done);
+                    s.replay_done.clear();
+                    s.replay_done.extend(counts);
+                }
             }
             let size = self.options.stack_size;
             let fiber = self.slot(t).fiber.as_mut().expect("fiber");
             crate::alloc::set_in_fiber(true);
             let res = crate::overflow::resume(fiber, t, size, input);
             crate::alloc::set_in_fiber(false);
-            self.shared.borrow_mut().in_fiber = false;
+            {
+                let mut s = self.shared.borrow_mut();
+                s.in_fiber = false;
+                if s.replay.take().is_some() {
+                    self.slots[t as usize].done = s.replay_done[t as usize];
+                }
+            }
             let pending = match res {
                 CoroutineResult::Return(()) => {
                     if let Some(f) = self.slot(t).fiber.take() {
@@ -311,10 +327,7 @@ impl FiberDriver {
     fn feed(&mut self, g: &mut ExecutionGraph, t: u32) {
         let done = self.slot(t).done;
         let id = EventId::new(t, done);
-        let (recorded, rf, was_write) = {
-            let e = g.event(id);
-            (e.action, e.rf, e.is_write())
-        };
+        let recorded = g.event(id).action;
         let pending = self.slot(t).pending.take();
         let site = match &pending {
             Some(Pending::Act(_, s)) | Some(Pending::Spawn(_, s)) => Some(*s),
@@ -340,29 +353,13 @@ impl FiberDriver {
                     },
                 );
             }
-            (Some(Pending::Act(a, _)), b) if same_shape(&a, &b) => {
-                // Values that come from the program (a pointer from a fresh
-                // allocation, say) may differ from the run that recorded the
-                // event: take this run's, and what reads return follows from
-                // their sources, which were replayed first.
-                if recorded != a {
-                    g.update_event(id, |e| e.action = a);
+            (Some(Pending::Act(a, _)), _) => match replayed(g, id, a) {
+                Some(outcome) => self.resume(g, t, outcome),
+                None => {
+                    let asked = a.to_string();
+                    self.nondeterministic(g, t, id, &asked);
                 }
-                if let Some(w) = rf {
-                    g.set_rf(id, w);
-                }
-                let now = g.event(id);
-                if now.is_write() != was_write {
-                    let now_text = now.action.to_string();
-                    self.nondeterministic(g, t, id, &now_text);
-                    return;
-                }
-                let outcome = Outcome {
-                    val: now.read_val,
-                    ok: now.is_write(),
-                };
-                self.resume(g, t, outcome);
-            }
+            },
             (p, _) => {
                 let asked = match p {
                     Some(Pending::Act(a, _)) => a.to_string(),
@@ -521,6 +518,106 @@ fn same_shape(a: &Action, b: &Action) -> bool {
     }
 }
 
+/// Replays recorded event `id` of `g` as the operation `asked`, which the
+/// thread asks for now: the program's values replace the recorded ones (a
+/// pointer from a fresh allocation may differ from the run that recorded
+/// the event) and a read takes the value its source writes in this run
+/// (sources are replayed first). Returns what the thread gets, or `None`,
+/// leaving `g` as it was, when the thread does not repeat the event: another
+/// operation, or a compare-exchange that now fails where it succeeded (or
+/// the reverse).
+fn replayed(g: &mut ExecutionGraph, id: EventId, asked: Action) -> Option<Outcome> {
+    let e = g.event(id);
+    if !same_shape(&asked, &e.action) {
+        return None;
+    }
+    let mut now = e.clone();
+    now.action = asked;
+    if let Some(w) = e.rf {
+        now.read_val = g.written_value(w);
+    }
+    if now.is_write() != e.is_write() {
+        return None;
+    }
+    let rf = e.rf;
+    if e.action != asked {
+        g.update_event(id, |e| e.action = asked);
+    }
+    if let Some(w) = rf {
+        g.set_rf(id, w);
+    }
+    Some(Outcome {
+        val: now.read_val,
+        ok: now.is_write(),
+    })
+}
+
+/// Runs on a fiber's stack (from `suspend`) while the graph driver has
+/// handed it the graph (`Shared::replay`): when the access the running
+/// thread asks for is its next recorded event and what that reads has been
+/// replayed, the thread takes the recorded result as [`FiberDriver::feed`]
+/// would give it, without switching to the driver and back. `None` leaves
+/// the request to the driver: the thread is past the graph, the event is a
+/// join or a block (the driver decides when those run), its source is not
+/// replayed yet, or the thread does not repeat it (which the driver
+/// reports).
+pub(crate) fn replay_inline(
+    s: &mut Shared,
+    action: Action,
+    bind: Option<(*const crate::LocCell, i64)>,
+    site: Site,
+) -> Option<Outcome> {
+    let mut graph = s.replay?;
+    // SAFETY: `resume` sets `replay` from the graph it was given and clears it
+    // once the fiber suspends; the driver does not touch the graph while the
+    // fiber runs, and this is the only reference made from the pointer.
+    let g = unsafe { graph.as_mut() };
+    let t = s.current;
+    let done = *s.replay_done.get(t as usize)?;
+    if done >= g.thread_len(t) {
+        return None;
+    }
+    let id = EventId::new(t, done);
+    let e = g.event(id);
+    if matches!(e.action, Action::Join { .. } | Action::Block { .. }) {
+        return None;
+    }
+    if let Some(w) = e.rf.filter(|w| !w.is_init()) {
+        if s.replay_done
+            .get(w.thread as usize)
+            .is_none_or(|&d| d <= w.index)
+        {
+            return None;
+        }
+    }
+    // An object first used here gets the location the graph gives it, with
+    // its initial value of this run (before a read of it takes its value;
+    // the driver binds it the same way if the thread is handed over).
+    let action = match bind {
+        Some((cell, init)) => {
+            let loc = e.loc()?;
+            g.set_init(loc, init);
+            s.note_creation(loc, cell as usize);
+            // SAFETY: as in `FiberDriver::set_cell`; the cell's object is
+            // borrowed by the code asking for this operation.
+            unsafe { (*cell).set(s.generation, loc) };
+            with_loc(action, loc)
+        }
+        None => action,
+    };
+    let outcome = replayed(g, id, action)?;
+    let sites = &mut s.sites;
+    if sites.len() <= t as usize {
+        sites.resize_with(t as usize + 1, Vec::new);
+    }
+    let v = &mut sites[t as usize];
+    v.truncate(done as usize);
+    v.push(site);
+    s.replay_done[t as usize] = done + 1;
+    s.set_stamp(t, done as u64 + 1);
+    Some(outcome)
+}
+
 /// `action` with its location set.
 pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
     match action {
@@ -589,7 +686,13 @@ impl Driver for FiberDriver {
                     if !self.ensure_started(g, t) {
                         break;
                     }
-                    let id = EventId::new(t, self.slot(t).done);
+                    // Starting the fiber may have replayed events (inline).
+                    let done = self.slot(t).done;
+                    if done >= g.thread_len(t) {
+                        progress = true;
+                        break;
+                    }
+                    let id = EventId::new(t, done);
                     if !self.ready(g, id) {
                         break;
                     }

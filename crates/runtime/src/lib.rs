@@ -144,6 +144,13 @@ pub(crate) struct Shared {
     /// The program's weak compare-exchanges are issued as strong ones
     /// (`RunConfig::spurious_failures` off).
     pub strong_cas: bool,
+    /// While the graph driver runs a fiber: the graph it replays, so that the
+    /// fiber takes the recorded results of its next events itself, without a
+    /// switch to the driver and back (see `driver::replay_inline`).
+    pub replay: Option<std::ptr::NonNull<c11check_model::ExecutionGraph>>,
+    /// Events of the graph each thread has performed (the driver's counts,
+    /// handed over while a fiber runs, with `replay`).
+    pub replay_done: Vec<u32>,
 }
 
 impl Shared {
@@ -319,9 +326,17 @@ fn suspend(req: Request) -> Outcome {
             s.in_fiber,
             "c11check: a modelled type was used outside the model's threads"
         );
-        s.yielders[s.current as usize]
-    })
-    .expect("c11check: no running fiber");
+        if let Request::Act { action, bind, site } = req {
+            if let Some(outcome) = driver::replay_inline(s, action, bind, site) {
+                return Err(outcome);
+            }
+        }
+        Ok(s.yielders[s.current as usize])
+    });
+    let y = match y {
+        Ok(y) => y.expect("c11check: no running fiber"),
+        Err(outcome) => return outcome,
+    };
     // SAFETY: the pointer was taken from the `Yielder` the running coroutine
     // received; that coroutine is the one executing this code, so the yielder
     // is alive and used from its own stack.
