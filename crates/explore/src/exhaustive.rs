@@ -37,8 +37,9 @@
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
 use c11check_model::{
-    highest_write_ending_mo, is_consistent, needs_sc_search, Action, Analysis, EventId,
-    ExecutionGraph, LocationCoherence, RmwOp, View,
+    highest_write_ending_mo, is_consistent, is_sc_consistent_given_coherence, needs_sc_search,
+    Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict, LocationCoherence, Model, RmwOp,
+    View,
 };
 use std::time::Instant;
 
@@ -92,7 +93,7 @@ struct CanonicalScratch {
 /// A source a new read may take: the write, whether the read fails
 /// spuriously, and the quick verdicts for how the access ends with it and,
 /// for an RMW, for writing without being held to atomicity (see `add_read`).
-type Candidate = (EventId, bool, Option<bool>, Option<bool>);
+type Candidate = (EventId, bool, ExtensionVerdict, Option<bool>);
 
 /// Explores every consistent execution of the program `driver` describes.
 pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: &mut V) -> Stats {
@@ -259,15 +260,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let mut candidates = std::mem::take(&mut self.candidates);
         candidates.clear();
         match LocationCoherence::new(g, model, loc) {
-            Err(_) => candidates.extend(
-                g.writes_to(loc)
-                    .into_iter()
-                    .flat_map(|w| spurious(g, w).iter().map(move |&sp| (w, sp, None, None))),
-            ),
+            Err(_) => candidates.extend(g.writes_to(loc).into_iter().flat_map(|w| {
+                spurious(g, w)
+                    .iter()
+                    .map(move |&sp| (w, sp, ExtensionVerdict::Unknown, None))
+            })),
             Ok(base) => {
                 let judge = |w: EventId, ord_of_write: bool, wr: bool| {
                     let ord = read_order(&action, ord_of_write);
-                    base.read_extension_consistent(t, ord, wr, loc, w)
+                    base.read_extension_verdict(t, ord, wr, loc, w)
                 };
                 let mut writes = std::mem::take(&mut self.writes);
                 base.writes_into(&mut writes);
@@ -275,11 +276,11 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     for &sp in spurious(g, w) {
                         let wr = writes_when(g, w, sp);
                         let verdict = judge(w, wr, wr);
-                        let loose = (is_rmw && wr && verdict != Some(true))
-                            .then(|| judge(w, true, false))
+                        let loose = (is_rmw && wr && verdict != ExtensionVerdict::Consistent)
+                            .then(|| judge(w, true, false).known())
                             .flatten();
-                        let ruled_out =
-                            verdict == Some(false) && (!is_rmw || !wr || loose == Some(false));
+                        let ruled_out = verdict == ExtensionVerdict::Inconsistent
+                            && (!is_rmw || !wr || loose == Some(false));
                         if !ruled_out {
                             candidates.push((w, sp, verdict, loose));
                         }
@@ -298,11 +299,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             // Try the source in place; copy the graph only to keep it.
             g.set_rf(id, w);
             g.update_event(id, |e| e.spurious_fail = sp);
-            debug_assert!(
-                verdict.is_none_or(|v| v == is_consistent(g, model)),
-                "quick read check disagrees with the full one"
-            );
-            if verdict.unwrap_or_else(|| is_consistent(g, model)) {
+            if judged_in_full(g, model, verdict) {
                 options.push((w, sp));
             } else if g.event(id).is_rmw() && steals_from_unsettled_rmw(g, id, w, self.commute) && {
                 let full = || Analysis::new_with_loose_rmw(g, model, id).is_ok();
@@ -443,7 +440,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 // Judged before `base` becomes the last revisit graph (it
                 // counts only if no source changes below).
                 let quick = match sc_matters {
-                    true => None,
+                    true => ExtensionVerdict::Unknown,
                     false => {
                         let read = (!waits).then(|| read_writes(&action, g.written_value(w), sp));
                         let kept = base.as_ref().expect("kept until the last");
@@ -480,12 +477,11 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     continue;
                 };
                 g2.settle(&prefix);
-                let quick = quick.filter(|_| !relinked && !repaired);
-                debug_assert!(
-                    quick.is_none_or(|v| v == is_consistent(&g2, model)),
-                    "quick revisit check disagrees with the full one"
-                );
-                if !quick.unwrap_or_else(|| is_consistent(&g2, model)) {
+                let quick = match relinked || repaired {
+                    true => ExtensionVerdict::Unknown,
+                    false => quick,
+                };
+                if !judged_in_full(&g2, model, quick) {
                     continue;
                 }
                 self.stats.revisits += 1;
@@ -498,8 +494,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// Whether the revisit graph of read `r` by write `w` is consistent,
     /// judged from `base`, its events but `r` (closed under po and rf, no
     /// source changed), with `r` appended reading `w` (`Some(writes)`:
-    /// writing too, when `writes`), or left out (`None`: it waits); `None`
-    /// when only the full check can tell. `base` is part of a consistent
+    /// writing too, when `writes`), or left out (`None`: it waits), as far
+    /// as `r`'s location tells (see `read_extension_verdict`). `base` is part of a consistent
     /// graph, so consistent itself, unless `stealing` (`w` reads a source
     /// another RMW read): then `w` alone may break coherence or atomicity at
     /// its location, which the location check finds (the caller makes sure
@@ -512,21 +508,26 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         read: Option<bool>,
         stealing: bool,
         action: &Action,
-    ) -> Option<bool> {
+    ) -> ExtensionVerdict {
         let model = self.config.model;
         if !stealing && read.is_none() {
-            return Some(true);
+            return ExtensionVerdict::Consistent;
         }
-        let loc = base.loc_of(w)?;
+        let Some(loc) = base.loc_of(w) else {
+            return ExtensionVerdict::Unknown;
+        };
         // Incoherent at `w`'s location, the kept part is inconsistent, which
         // only `w` stealing a source can make it.
         let Ok(lc) = LocationCoherence::new(base, model, loc) else {
-            return stealing.then_some(false);
+            return match stealing {
+                true => ExtensionVerdict::Inconsistent,
+                false => ExtensionVerdict::Unknown,
+            };
         };
         match read {
-            None => Some(true),
+            None => ExtensionVerdict::Consistent,
             Some(writes) => {
-                lc.read_extension_consistent(r.thread, read_order(action, writes), writes, loc, w)
+                lc.read_extension_verdict(r.thread, read_order(action, writes), writes, loc, w)
             }
         }
     }
@@ -882,6 +883,24 @@ fn read_writes(action: &Action, value: c11check_model::Value, spurious: bool) ->
         Action::Cas { .. } => !spurious && action.cas_succeeds(value) == Some(true),
         _ => false,
     }
+}
+
+/// Whether a graph extended by one access is consistent, given what the
+/// quick check at the access's location found (debug builds compare every
+/// verdict with the full check).
+fn judged_in_full(g: &ExecutionGraph, model: Model, verdict: ExtensionVerdict) -> bool {
+    let consistent = match verdict {
+        ExtensionVerdict::Consistent => true,
+        ExtensionVerdict::Inconsistent => false,
+        ExtensionVerdict::Coherent => is_sc_consistent_given_coherence(g, model),
+        ExtensionVerdict::Unknown => return is_consistent(g, model),
+    };
+    debug_assert_eq!(
+        consistent,
+        is_consistent(g, model),
+        "the quick check of an access ({verdict:?}) disagrees with the full one"
+    );
+    consistent
 }
 
 /// The order `action`, a read, reads with: a compare-exchange's failure

@@ -599,11 +599,24 @@ impl Drop for Analysis<'_> {
     }
 }
 
+/// What an analysis is built for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Happens-before and every location's constraints.
+    Full,
+    /// Happens-before alone ([`Analysis::happens_before`]).
+    HappensBefore,
+    /// Happens-before and the constraints of the locations the seq_cst axiom
+    /// looks at, for a graph known to be coherent at every location
+    /// ([`is_sc_consistent_given_coherence`]).
+    SeqCstLocations,
+}
+
 impl<'g> Analysis<'g> {
     /// Computes happens-before and the coherence constraints; fails when po ∪ rf is
     /// cyclic or no coherent modification order exists.
     pub fn new(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
-        Self::build(g, model, None, false)
+        Self::build(g, model, None, Scope::Full)
     }
 
     /// Like [`Analysis::new`], but the RMW `loose` is not held to atomicity: it
@@ -615,7 +628,7 @@ impl<'g> Analysis<'g> {
         model: Model,
         loose: EventId,
     ) -> Result<Self, Inconsistency> {
-        Self::build(g, model, Some(loose), false)
+        Self::build(g, model, Some(loose), Scope::Full)
     }
 
     /// Happens-before alone, with no modification-order constraints: what a
@@ -623,7 +636,7 @@ impl<'g> Analysis<'g> {
     /// checked, and [`Analysis::find_mo`] may not be asked (it panics when
     /// the seq_cst axiom would need a search).
     pub fn happens_before(g: &'g ExecutionGraph, model: Model) -> Result<Self, Inconsistency> {
-        Self::build(g, model, None, true)
+        Self::build(g, model, None, Scope::HappensBefore)
     }
 
     /// Built without modification-order constraints
@@ -636,8 +649,9 @@ impl<'g> Analysis<'g> {
         g: &'g ExecutionGraph,
         model: Model,
         loose: Option<EventId>,
-        hb_only: bool,
+        scope: Scope,
     ) -> Result<Self, Inconsistency> {
+        let hb_only = scope == Scope::HappensBefore;
         let nl = g.num_locs();
         let nt = g.num_threads();
         let b = POOL
@@ -668,7 +682,7 @@ impl<'g> Analysis<'g> {
                 .extend((0..g.thread_len(t)).map(|i| EventId::new(t, i)));
         }
         a.compute_clocks()?;
-        a.compute_mo(loose)?;
+        a.compute_mo(loose, scope == Scope::SeqCstLocations)?;
         Ok(a)
     }
 
@@ -772,7 +786,7 @@ impl<'g> Analysis<'g> {
     }
 
     #[inline(never)]
-    fn compute_mo(&mut self, loose: Option<EventId>) -> Result<(), Inconsistency> {
+    fn compute_mo(&mut self, loose: Option<EventId>, sc_only: bool) -> Result<(), Inconsistency> {
         let g = self.g;
         let nl = g.num_locs();
         let mut locs = std::mem::take(&mut self.locs);
@@ -796,9 +810,25 @@ impl<'g> Analysis<'g> {
         // about (see `location.rs`): those are copied, the others built.
         let mut cached = std::mem::take(&mut self.scratch.cached);
         reset(&mut cached, nl, false);
+        // Locations the seq_cst axiom does not look at are left empty when
+        // only it is checked (marked as if copied, so nothing builds them).
+        if sc_only && self.model != Model::Sc && !self.has_sc_fence {
+            cached.fill(true);
+            for (_, e) in g.events() {
+                if let Some(l) = e.loc().filter(|_| self.eff_ord(e.ord()).is_sc()) {
+                    cached[l.0 as usize] = false;
+                }
+            }
+            for (lm, _) in locs.iter_mut().zip(&cached).filter(|(_, &c)| c) {
+                lm.writes.clear();
+            }
+        }
         if loose.is_none() {
             let mut memo = g.memo.0.borrow_mut();
             for (l, lm) in locs.iter_mut().enumerate() {
+                if cached[l] {
+                    continue;
+                }
                 let copied =
                     crate::location::copy_cached(g, self.model, &mut memo, Loc(l as u32), lm);
                 if let Some(result) = copied {
@@ -1474,6 +1504,19 @@ pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMe
 /// Whether `g` is consistent under `model`.
 pub fn is_consistent(g: &ExecutionGraph, model: Model) -> bool {
     match Analysis::new(g, model) {
+        Ok(a) => a.is_consistent(),
+        Err(_) => false,
+    }
+}
+
+/// Whether `g` is consistent under `model`, given that it is coherent at
+/// every location (what the explorer knows of a consistent graph to which
+/// it added one access that it judged at its location): only the seq_cst
+/// axiom is left, and it looks at the locations with seq_cst accesses
+/// alone, unless a seq_cst fence (whose psc edges pass through any
+/// location) or the SC model makes every location matter.
+pub fn is_sc_consistent_given_coherence(g: &ExecutionGraph, model: Model) -> bool {
+    match Analysis::build(g, model, None, Scope::SeqCstLocations) {
         Ok(a) => a.is_consistent(),
         Err(_) => false,
     }

@@ -14,9 +14,12 @@ pub mod location;
 mod memo;
 mod psc;
 
-pub use consistency::{check, is_consistent, needs_sc_search, Analysis, Inconsistency, Model};
+pub use consistency::{
+    check, is_consistent, is_sc_consistent_given_coherence, needs_sc_search, Analysis,
+    Inconsistency, Model,
+};
 pub use event::{
     Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
 };
 pub use graph::{ExecutionGraph, View};
-pub use location::{highest_write_ending_mo, LocationCoherence};
+pub use location::{highest_write_ending_mo, ExtensionVerdict, LocationCoherence};

@@ -189,6 +189,32 @@ impl LocCaches {
     }
 }
 
+/// What [`LocationCoherence::read_extension_verdict`] finds of a graph
+/// extended by one access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtensionVerdict {
+    /// Inconsistent under every model (coherence or atomicity fails).
+    Inconsistent,
+    /// Consistent.
+    Consistent,
+    /// Coherent at every location: only the seq_cst axiom is left to check
+    /// (see [`crate::is_sc_consistent_given_coherence`]).
+    Coherent,
+    /// Not judged: the full check decides.
+    Unknown,
+}
+
+impl ExtensionVerdict {
+    /// The verdict, when it is final.
+    pub fn known(self) -> Option<bool> {
+        match self {
+            ExtensionVerdict::Inconsistent => Some(false),
+            ExtensionVerdict::Consistent => Some(true),
+            ExtensionVerdict::Coherent | ExtensionVerdict::Unknown => None,
+        }
+    }
+}
+
 /// The coherence constraints of one location in a graph known to be
 /// consistent, with the graph's remembered clocks: what judging a new access
 /// of that location takes.
@@ -576,12 +602,25 @@ impl<'g> LocationCoherence<'g> {
         loc: Loc,
         w: EventId,
     ) -> Option<bool> {
+        self.read_extension_verdict(t, ord, writes, loc, w).known()
+    }
+
+    /// Like [`Self::read_extension_consistent`], telling apart, of the
+    /// accesses it leaves to the full check, those it found coherent.
+    pub fn read_extension_verdict(
+        &self,
+        t: u32,
+        ord: MemOrder,
+        writes: bool,
+        loc: Loc,
+        w: EventId,
+    ) -> ExtensionVerdict {
         let g = self.g;
         let nt = self.memo.stride;
         let cache = self.cache();
         let lm = &cache.lm;
         if loc != self.loc || t as usize >= nt {
-            return None;
+            return ExtensionVerdict::Unknown;
         }
         let ord = effective_order(self.model, ord);
         // The writes the source may not come before: what happens before
@@ -612,7 +651,7 @@ impl<'g> LocationCoherence<'g> {
         let no_later = &cached.as_ref().expect("computed above").1;
         let wi = lm.index_of(w);
         let Some(forced) = lm.accepts_read_after(wi, writes, no_later) else {
-            return Some(false);
+            return ExtensionVerdict::Inconsistent;
         };
         // Reading the write every other one is forced before, the access
         // has no edge out of it in any relation the seq_cst axiom closes
@@ -620,13 +659,30 @@ impl<'g> LocationCoherence<'g> {
         // would stay last): it closes no cycle, and the graph before it is
         // consistent, so no search is needed.
         if lm.is_forced_last(wi) {
-            return Some(true);
+            return ExtensionVerdict::Consistent;
         }
+        // Otherwise, with no seq_cst fence, a seq_cst access whose orders
+        // held already (`forced`: no order between the other writes
+        // changes) is on a psc cycle only through an edge out of it, and
+        // it has one only to a seq_cst write that may follow its source in
+        // modification order (an rb or mo edge: it is last in its thread,
+        // nothing reads it and nothing happens after it).
+        let sc_write_may_follow = || {
+            lm.writes.iter().enumerate().any(|(i, &x)| {
+                i != wi
+                    && !x.is_init()
+                    && effective_order(self.model, g.event(x).ord()).is_sc()
+                    && !lm.mo(i, wi)
+            })
+        };
         let sc_may_change = self.model == Model::Sc
             || self.memo.seq_cst().1
-            || ord.is_sc()
-            || (!forced && lm.has_sc);
-        (!sc_may_change).then_some(true)
+            || (!forced && lm.has_sc)
+            || (ord.is_sc() && sc_write_may_follow());
+        match sc_may_change {
+            true => ExtensionVerdict::Coherent,
+            false => ExtensionVerdict::Consistent,
+        }
     }
 
     /// Whether write `w` of this location could be last in modification
@@ -763,32 +819,53 @@ mod tests {
     /// stores, loads and fetch_adds of random orders and sources;
     /// `next(n)` draws below `n`.
     fn random_graph(next: &mut impl FnMut(u64) -> u64) -> ExecutionGraph {
+        random_graph_with(next, false)
+    }
+
+    /// A random graph; with `sc`, some of its accesses are seq_cst and it
+    /// may have seq_cst fences.
+    fn random_graph_with(next: &mut impl FnMut(u64) -> u64, sc: bool) -> ExecutionGraph {
         let ords = [
             MemOrder::Relaxed,
             MemOrder::Acquire,
             MemOrder::Release,
             MemOrder::AcqRel,
+            MemOrder::SeqCst,
         ];
         let mut g = ExecutionGraph::new(vec![0, 0], 3);
         for step in 0..(4 + next(6)) {
             let t = next(3) as u32;
             let loc = Loc(next(2) as u32);
-            let ord = ords[next(4) as usize];
+            // With `sc`, two accesses in five are seq_cst.
+            let ord = match sc && next(5) < 2 {
+                true => MemOrder::SeqCst,
+                false => ords[next(4) as usize],
+            };
+            if sc && next(8) == 0 {
+                g.push(
+                    t,
+                    Action::Fence {
+                        ord: MemOrder::SeqCst,
+                    },
+                );
+                continue;
+            }
             let action = match next(3) {
                 0 => Action::Store {
                     loc,
-                    ord: match ord.is_release() {
-                        true => MemOrder::Release,
-                        false => MemOrder::Relaxed,
+                    ord: match ord {
+                        MemOrder::SeqCst => MemOrder::SeqCst,
+                        o if o.is_release() => MemOrder::Release,
+                        _ => MemOrder::Relaxed,
                     },
                     val: step as i64 + 1,
                 },
                 1 => Action::Load {
                     loc,
-                    ord: if ord.is_acquire() {
-                        MemOrder::Acquire
-                    } else {
-                        MemOrder::Relaxed
+                    ord: match ord {
+                        MemOrder::SeqCst => MemOrder::SeqCst,
+                        o if o.is_acquire() => MemOrder::Acquire,
+                        _ => MemOrder::Relaxed,
                     },
                 },
                 _ => Action::Rmw {
@@ -857,6 +934,124 @@ mod tests {
             }
         }
         assert!(judged > 10_000, "{judged} verdicts");
+    }
+
+    /// The same with seq_cst accesses and fences, under C++20 and RC11:
+    /// every final verdict is the full check's, and where the constraints
+    /// leave only the seq_cst axiom to check, the graph is coherent and
+    /// the check of that axiom alone agrees with the full one.
+    #[test]
+    fn seq_cst_verdicts_on_random_graphs_match_the_full_check() {
+        use crate::{is_sc_consistent_given_coherence, Analysis, ExtensionVerdict};
+        let mut seed: u64 = 0x5851_F42D_4C95_7F2D;
+        let mut next = |n: u64| draw(&mut seed, n);
+        let (mut final_sc, mut left) = (0, 0);
+        for round in 0..6000 {
+            let g = random_graph_with(&mut next, true);
+            let model = [Model::Cpp20, Model::Rc11][round % 2];
+            let lc = LocationCoherence::new(&g, model, X).unwrap();
+            let writes = lc.writes();
+            for t in 0..3 {
+                for action in [
+                    Action::Load {
+                        loc: X,
+                        ord: MemOrder::SeqCst,
+                    },
+                    Action::Load {
+                        loc: X,
+                        ord: MemOrder::Acquire,
+                    },
+                    fetch_add(MemOrder::SeqCst),
+                    fetch_add(MemOrder::Relaxed),
+                ] {
+                    let (ord, rmw) = match action {
+                        Action::Load { ord, .. } => (ord, false),
+                        Action::Rmw { ord, .. } => (ord, true),
+                        _ => unreachable!(),
+                    };
+                    for &w in &writes {
+                        let verdict = lc.read_extension_verdict(t, ord, rmw, X, w);
+                        let mut h = g.clone();
+                        let r = h.push(t, action);
+                        h.set_rf(r, w);
+                        let full = is_consistent(&h, model);
+                        let what = format!("{g:?}\nthread {t}, {action:?} of {w:?}: {verdict:?}");
+                        match verdict {
+                            ExtensionVerdict::Consistent | ExtensionVerdict::Inconsistent => {
+                                assert_eq!(verdict.known(), Some(full), "{what}");
+                                final_sc += usize::from(ord.is_sc() && full);
+                            }
+                            ExtensionVerdict::Coherent => {
+                                assert!(Analysis::new(&h, model).is_ok(), "{what}");
+                                assert_eq!(
+                                    is_sc_consistent_given_coherence(&h, model),
+                                    full,
+                                    "{what}"
+                                );
+                                left += 1;
+                            }
+                            ExtensionVerdict::Unknown => {}
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            final_sc > 2_000 && left > 2_000,
+            "{final_sc} final, {left} left"
+        );
+    }
+
+    /// Two seq_cst writes of x that psc orders (a store-buffering shape:
+    /// a, then a seq_cst load of y that reads 0, in one thread; y := 1,
+    /// then b, in the other): a relaxed read of a after b in b's thread
+    /// would force b before a. Its location check finds it coherent, not
+    /// consistent, and the seq_cst check rejects it; a seq_cst read of a
+    /// there is rejected the same way.
+    #[test]
+    fn a_read_that_forces_an_order_psc_forbids_is_left_to_the_seq_cst_check() {
+        use crate::{is_sc_consistent_given_coherence, ExtensionVerdict};
+        let y = Loc(1);
+        let sc = MemOrder::SeqCst;
+        let mut g = ExecutionGraph::new(vec![0, 0], 2);
+        let a = g.push(
+            0,
+            Action::Store {
+                loc: X,
+                ord: sc,
+                val: 1,
+            },
+        );
+        let r0 = g.push(0, Action::Load { loc: y, ord: sc });
+        g.set_rf(r0, EventId::init(y));
+        g.push(
+            1,
+            Action::Store {
+                loc: y,
+                ord: sc,
+                val: 1,
+            },
+        );
+        g.push(
+            1,
+            Action::Store {
+                loc: X,
+                ord: sc,
+                val: 2,
+            },
+        );
+        assert!(is_consistent(&g, Model::Cpp20));
+        for ord in [MemOrder::Relaxed, sc] {
+            let lc = LocationCoherence::new(&g, Model::Cpp20, X).unwrap();
+            let verdict = lc.read_extension_verdict(1, ord, false, X, a);
+            drop(lc);
+            assert_eq!(verdict, ExtensionVerdict::Coherent, "{ord:?}");
+            let mut h = g.clone();
+            let r = h.push(1, Action::Load { loc: X, ord });
+            h.set_rf(r, a);
+            assert!(!is_consistent(&h, Model::Cpp20));
+            assert!(!is_sc_consistent_given_coherence(&h, Model::Cpp20));
+        }
     }
 
     /// `highest_write_ending_mo` on parts of random graphs (closed under
@@ -1054,19 +1249,31 @@ mod tests {
         );
     }
 
-    /// Two writes no order relates: a seq_cst read of either leaves the
-    /// verdict to the full check (neither is forced last); once one thread
-    /// has read both, the second is forced last and a seq_cst read of it is
-    /// judged at once, in agreement with the full check.
+    /// Two seq_cst writes no order relates: a seq_cst read of either leaves
+    /// the verdict to the full check (neither is forced last, and the other
+    /// may follow it in modification order, a psc edge out of the read);
+    /// once one thread has read both, the second is forced last and a
+    /// seq_cst read of it is judged at once, in agreement with the full
+    /// check. Were the writes relaxed, no seq_cst write could follow either
+    /// and every verdict would be given at once.
     #[test]
     fn seq_cst_reads_of_a_write_forced_last() {
-        let mut g = ExecutionGraph::new(vec![0], 4);
-        let a = store(&mut g, 0, 1);
-        let b = store(&mut g, 1, 2);
         let sc_load = Action::Load {
             loc: X,
             ord: MemOrder::SeqCst,
         };
+        let mut relaxed = ExecutionGraph::new(vec![0], 4);
+        store(&mut relaxed, 0, 1);
+        store(&mut relaxed, 1, 2);
+        assert_eq!(verdicts(&relaxed, 2, sc_load), vec![(Some(true), true); 3]);
+        let mut g = ExecutionGraph::new(vec![0], 4);
+        let sc_store = |val| Action::Store {
+            loc: X,
+            ord: MemOrder::SeqCst,
+            val,
+        };
+        let a = g.push(0, sc_store(1));
+        let b = g.push(1, sc_store(2));
         let got = verdicts(&g, 2, sc_load);
         assert_eq!(got, vec![(None, true); 3]);
         load(&mut g, 3, a);
