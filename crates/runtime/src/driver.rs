@@ -531,25 +531,27 @@ fn replayed(g: &mut ExecutionGraph, id: EventId, asked: Action) -> Option<Outcom
     if !same_shape(&asked, &e.action) {
         return None;
     }
+    let val = match e.rf {
+        Some(w) => g.written_value(w),
+        None => e.read_val,
+    };
+    // Usually nothing changed.
+    if e.action == asked && e.read_val == val {
+        return Some(Outcome {
+            val,
+            ok: e.is_write(),
+        });
+    }
     let mut now = e.clone();
     now.action = asked;
-    if let Some(w) = e.rf {
-        now.read_val = g.written_value(w);
-    }
-    if now.is_write() != e.is_write() {
+    now.read_val = val;
+    let ok = now.is_write();
+    if ok != e.is_write() {
         return None;
     }
-    let rf = e.rf;
-    if e.action != asked {
-        g.update_event(id, |e| e.action = asked);
-    }
-    if let Some(w) = rf {
-        g.set_rf(id, w);
-    }
-    Some(Outcome {
-        val: now.read_val,
-        ok: now.is_write(),
-    })
+    // The source stays, so `update_event` forgets no remembered clock.
+    g.update_event(id, |e| *e = now);
+    Some(Outcome { val, ok })
 }
 
 /// Runs on a fiber's stack (from `suspend`) while the graph driver has
