@@ -582,18 +582,8 @@ impl<'g> LocationCoherence<'g> {
             .expect("built by `new`")
     }
 
-    /// Whether the graph stays consistent when thread `t` appends an access
-    /// of this location with order `ord` that reads from `w` (and is a
-    /// write too when `writes`: a successful RMW).
-    ///
-    /// Only the coherence edges into the new access and RMW atomicity can
-    /// fail (see `LocMo::accepts_read_after`), and their failure is final under
-    /// every model. Success is `None` when the seq_cst axiom could change
-    /// with them (the caller then checks in full): under SC, with a seq_cst
-    /// fence in the graph (a fence before the read can gain psc edges
-    /// through it), for a seq_cst access, or when the new edges are not
-    /// already forced at a location with seq_cst accesses; but never when
-    /// `w` is forced last (then the access has no edge out of it).
+    /// [`Self::read_extension_verdict`] when final; `None` leaves the
+    /// verdict to the full check.
     pub fn read_extension_consistent(
         &self,
         t: u32,
@@ -605,8 +595,20 @@ impl<'g> LocationCoherence<'g> {
         self.read_extension_verdict(t, ord, writes, loc, w).known()
     }
 
-    /// Like [`Self::read_extension_consistent`], telling apart, of the
-    /// accesses it leaves to the full check, those it found coherent.
+    /// Whether the graph stays consistent when thread `t` appends an access
+    /// of this location with order `ord` that reads from `w` (and is a
+    /// write too when `writes`: a successful RMW).
+    ///
+    /// Only the coherence edges into the new access and RMW atomicity can
+    /// fail (see `LocMo::accepts_read_after`), and their failure is final
+    /// under every model. Success is only `Coherent` (the seq_cst axiom is
+    /// left to check) when that axiom could change with them: under SC,
+    /// with a seq_cst fence in the graph (a fence before the read can gain
+    /// psc edges through it), when the new edges are not already forced at
+    /// a location with seq_cst accesses, or for a seq_cst access that a
+    /// seq_cst write may follow in modification order (its only way onto a
+    /// psc cycle); but never when `w` is forced last (then the access has no
+    /// edge out of it).
     pub fn read_extension_verdict(
         &self,
         t: u32,
@@ -758,6 +760,10 @@ mod tests {
         );
         g.set_rf(r, from);
         r
+    }
+
+    fn x_load(ord: MemOrder) -> Action {
+        Action::Load { loc: X, ord }
     }
 
     fn fetch_add(ord: MemOrder) -> Action {
@@ -913,14 +919,8 @@ mod tests {
             let g = random_graph(&mut next);
             for t in 0..3 {
                 for action in [
-                    Action::Load {
-                        loc: X,
-                        ord: MemOrder::Acquire,
-                    },
-                    Action::Load {
-                        loc: X,
-                        ord: MemOrder::Relaxed,
-                    },
+                    x_load(MemOrder::Acquire),
+                    x_load(MemOrder::Relaxed),
                     fetch_add(MemOrder::AcqRel),
                 ] {
                     for (quick, full) in verdicts(&g, t, action) {
@@ -953,14 +953,8 @@ mod tests {
             let writes = lc.writes();
             for t in 0..3 {
                 for action in [
-                    Action::Load {
-                        loc: X,
-                        ord: MemOrder::SeqCst,
-                    },
-                    Action::Load {
-                        loc: X,
-                        ord: MemOrder::Acquire,
-                    },
+                    x_load(MemOrder::SeqCst),
+                    x_load(MemOrder::Acquire),
                     fetch_add(MemOrder::SeqCst),
                     fetch_add(MemOrder::Relaxed),
                 ] {
