@@ -394,14 +394,8 @@ impl FiberDriver {
     }
 
     fn record_site(&mut self, id: EventId, site: Option<Site>) {
-        let t = id.thread as usize;
-        let sites = &mut self.shared.borrow_mut().sites;
-        if sites.len() <= t {
-            sites.resize_with(t + 1, Vec::new);
-        }
-        let v = &mut sites[t];
-        v.truncate(id.index as usize);
-        v.push(site.unwrap_or_else(internal_site));
+        let site = site.unwrap_or_else(internal_site);
+        self.shared.borrow_mut().record_site(id, site);
     }
 
     /// Whether event `id` of `g` can be replayed now: what it reads and the
@@ -608,13 +602,7 @@ pub(crate) fn replay_inline(
         None => action,
     };
     let outcome = replayed(g, id, action)?;
-    let sites = &mut s.sites;
-    if sites.len() <= t as usize {
-        sites.resize_with(t as usize + 1, Vec::new);
-    }
-    let v = &mut sites[t as usize];
-    v.truncate(done as usize);
-    v.push(site);
+    s.record_site(id, site);
     s.replay_done[t as usize] = done + 1;
     s.set_stamp(t, done as u64 + 1);
     Some(outcome)

@@ -29,7 +29,7 @@ pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
 pub use report::{decode_replay, describe_event, encode_replay, Failure, FailureKind, Report};
 pub use run::{run, RunConfig, Strategy, Summary};
 
-use c11check_model::{Action, BlockReason, Loc, MemOrder, Value};
+use c11check_model::{Action, BlockReason, EventId, Loc, MemOrder, Value};
 use corosensei::Yielder;
 use std::any::Any;
 use std::cell::RefCell;
@@ -201,6 +201,18 @@ impl Shared {
             ),
             None => (vec![p.0], describe(p)),
         })
+    }
+    /// Records where event `id` was made (the thread's later ones are
+    /// rewritten as it runs again).
+    #[inline]
+    pub(crate) fn record_site(&mut self, id: EventId, site: Site) {
+        let t = id.thread as usize;
+        if self.sites.len() <= t {
+            self.sites.resize_with(t + 1, Vec::new);
+        }
+        let v = &mut self.sites[t];
+        v.truncate(id.index as usize);
+        v.push(site);
     }
     pub(crate) fn set_stamp(&mut self, t: u32, stamp: u64) {
         let t = t as usize;
