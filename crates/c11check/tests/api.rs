@@ -694,3 +694,57 @@ fn spurious_failures_can_be_turned_off_in_every_engine() {
     assert_eq!(again.failure.message, rep.failure.message, "{again}");
     assert!(again.failure.message.contains("always"), "{again}");
 }
+
+/// A program that does not repeat itself when re-run is reported, not
+/// explored: here its first operation loads one atomic in one run and
+/// another in the next, and the second run replays the first's graph.
+#[test]
+fn a_thread_doing_another_operation_when_replayed_is_reported() {
+    use c11check::model::FailureKind;
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new()
+        .explore(|| {
+            let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let x = Arc::new(AtomicUsize::new(0));
+            let y = AtomicUsize::new(0);
+            y.load(Ordering::Relaxed);
+            if n == 0 {
+                x.load(Ordering::Relaxed);
+            } else {
+                y.load(Ordering::Relaxed);
+            }
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(1, Ordering::Relaxed));
+            x.load(Ordering::Relaxed);
+            t.join().unwrap();
+        })
+        .expect_err("the second run differs from the first");
+    assert_eq!(report.failure.kind, FailureKind::Nondeterminism, "{report}");
+    let text = report.failure.message.clone();
+    assert!(text.contains("behaved differently"), "{text}");
+    assert!(text.contains("thread 0"), "{text}");
+}
+
+/// The same when the operation is the same but its outcome is not: a
+/// compare-exchange that succeeded when the graph was recorded and fails
+/// when it is replayed, because the program expects another value.
+#[test]
+fn a_compare_exchange_that_fails_when_replayed_is_reported() {
+    use c11check::model::FailureKind;
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new()
+        .explore(|| {
+            let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let x = Arc::new(AtomicUsize::new(0));
+            let expected = if n == 0 { 0 } else { 5 };
+            let _ = x.compare_exchange(expected, 1, Ordering::Relaxed, Ordering::Relaxed);
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(3, Ordering::Relaxed));
+            x.load(Ordering::Relaxed);
+            t.join().unwrap();
+        })
+        .expect_err("the second run differs from the first");
+    assert_eq!(report.failure.kind, FailureKind::Nondeterminism, "{report}");
+    let text = report.failure.message.clone();
+    assert!(text.contains("behaved differently"), "{text}");
+}
