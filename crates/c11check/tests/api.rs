@@ -695,56 +695,62 @@ fn spurious_failures_can_be_turned_off_in_every_engine() {
     assert!(again.failure.message.contains("always"), "{again}");
 }
 
-/// A program that does not repeat itself when re-run is reported, not
-/// explored: here its first operation loads one atomic in one run and
-/// another in the next, and the second run replays the first's graph.
-#[test]
-fn a_thread_doing_another_operation_when_replayed_is_reported() {
-    use c11check::model::FailureKind;
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The report on a program whose main thread starts with `first(is the
+/// first run, x)` and then branches (a spawned store races with a load of
+/// `x`), so that its second run replays the first's graph: a program that
+/// does not repeat itself when re-run is reported, not explored.
+fn report_of_a_program_that_changes(
+    first: impl Fn(bool, &AtomicUsize) + Send + Sync + 'static,
+) -> c11check::model::Report {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let report = Builder::new()
-        .explore(|| {
-            let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        .explore(move || {
+            let n = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let x = Arc::new(AtomicUsize::new(0));
-            let y = AtomicUsize::new(0);
-            y.load(Ordering::Relaxed);
-            if n == 0 {
-                x.load(Ordering::Relaxed);
-            } else {
-                y.load(Ordering::Relaxed);
-            }
-            let x2 = x.clone();
-            let t = thread::spawn(move || x2.store(1, Ordering::Relaxed));
-            x.load(Ordering::Relaxed);
-            t.join().unwrap();
-        })
-        .expect_err("the second run differs from the first");
-    assert_eq!(report.failure.kind, FailureKind::Nondeterminism, "{report}");
-    let text = report.failure.message.clone();
-    assert!(text.contains("behaved differently"), "{text}");
-    assert!(text.contains("thread 0"), "{text}");
-}
-
-/// The same when the operation is the same but its outcome is not: a
-/// compare-exchange that succeeded when the graph was recorded and fails
-/// when it is replayed, because the program expects another value.
-#[test]
-fn a_compare_exchange_that_fails_when_replayed_is_reported() {
-    use c11check::model::FailureKind;
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let report = Builder::new()
-        .explore(|| {
-            let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let x = Arc::new(AtomicUsize::new(0));
-            let expected = if n == 0 { 0 } else { 5 };
-            let _ = x.compare_exchange(expected, 1, Ordering::Relaxed, Ordering::Relaxed);
+            first(n == 0, &x);
             let x2 = x.clone();
             let t = thread::spawn(move || x2.store(3, Ordering::Relaxed));
             x.load(Ordering::Relaxed);
             t.join().unwrap();
         })
         .expect_err("the second run differs from the first");
-    assert_eq!(report.failure.kind, FailureKind::Nondeterminism, "{report}");
-    let text = report.failure.message.clone();
-    assert!(text.contains("behaved differently"), "{text}");
+    assert_eq!(
+        report.failure.kind,
+        c11check::model::FailureKind::Nondeterminism,
+        "{report}"
+    );
+    let text = &report.failure.message;
+    assert!(text.contains("thread 0 behaved differently"), "{text}");
+    *report
+}
+
+/// Another operation: the first one loads one atomic in one run and
+/// another in the next.
+#[test]
+fn a_thread_doing_another_operation_when_replayed_is_reported() {
+    let report = report_of_a_program_that_changes(|first_run, x| {
+        let y = AtomicUsize::new(0);
+        y.load(Ordering::Relaxed);
+        if first_run {
+            x.load(Ordering::Relaxed);
+        } else {
+            y.load(Ordering::Relaxed);
+        }
+    });
+    let text = &report.failure.message;
+    assert!(text.contains("operation 2 was `R"), "{text}");
+}
+
+/// The same operation with another outcome: a compare-exchange that
+/// succeeded when the graph was recorded and fails when it is replayed,
+/// because the program expects another value.
+#[test]
+fn a_compare_exchange_that_fails_when_replayed_is_reported() {
+    let report = report_of_a_program_that_changes(|first_run, x| {
+        let expected = if first_run { 0 } else { 5 };
+        let _ = x.compare_exchange(expected, 1, Ordering::Relaxed, Ordering::Relaxed);
+    });
+    let text = &report.failure.message;
+    assert!(text.contains("0 -> 1)`, now it is `CAS"), "{text}");
+    assert!(text.contains("5 -> 1)`"), "{text}");
 }

@@ -985,7 +985,7 @@ fn canonical_source(
     let CanonicalScratch { cands, quick } = scratch;
     quick.clear();
     // Most candidates are judged from one analysis of the graph before `e`
-    // (see `LocationCoherence::read_extension_consistent`); the rest in full.
+    // (see `LocationCoherence::read_extension_verdict`); the rest in full.
     // The search stops at the first candidate judged good, so none after it
     // is judged.
     match LocationCoherence::new(h, model, loc) {
@@ -995,7 +995,10 @@ fn canonical_source(
             for &x in cands.iter() {
                 let writes = read_writes(&ev.action, h.written_value(x), false);
                 let ord = read_order(&ev.action, writes);
-                let q = match base.read_extension_consistent(e.thread, ord, writes, loc, x) {
+                let q = match base
+                    .read_extension_verdict(e.thread, ord, writes, loc, x)
+                    .known()
+                {
                     None => None,
                     Some(false) => Some(false),
                     Some(true) if !base.could_end_mo(x) => Some(false),

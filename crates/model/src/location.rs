@@ -226,7 +226,7 @@ pub struct LocationCoherence<'g> {
     memo: Ref<'g, ClockMemo>,
     loc: Loc,
     /// The writes the source of a new access of a thread may not come
-    /// before (see `read_extension_consistent`), for the last thread asked
+    /// before (see `read_extension_verdict`), for the last thread asked
     /// about.
     no_later: RefCell<Option<(u32, SmallVec<[usize; 16]>)>>,
 }
@@ -582,19 +582,6 @@ impl<'g> LocationCoherence<'g> {
             .expect("built by `new`")
     }
 
-    /// [`Self::read_extension_verdict`] when final; `None` leaves the
-    /// verdict to the full check.
-    pub fn read_extension_consistent(
-        &self,
-        t: u32,
-        ord: MemOrder,
-        writes: bool,
-        loc: Loc,
-        w: EventId,
-    ) -> Option<bool> {
-        self.read_extension_verdict(t, ord, writes, loc, w).known()
-    }
-
     /// Whether the graph stays consistent when thread `t` appends an access
     /// of this location with order `ord` that reads from `w` (and is a
     /// write too when `writes`: a successful RMW).
@@ -698,7 +685,7 @@ impl<'g> LocationCoherence<'g> {
 
     /// Whether every other write of this location is forced before `w`:
     /// it is last in every modification order, and a new read of it needs
-    /// no seq_cst search (see [`Self::read_extension_consistent`]).
+    /// no seq_cst search (see [`Self::read_extension_verdict`]).
     pub fn is_forced_last(&self, w: EventId) -> bool {
         let lm = &self.cache().lm;
         lm.is_forced_last(lm.index_of(w))
@@ -789,7 +776,7 @@ mod tests {
             .iter()
             .map(|&w| {
                 let rmw = matches!(action, Action::Rmw { .. });
-                lc.read_extension_consistent(t, ord, rmw, X, w)
+                lc.read_extension_verdict(t, ord, rmw, X, w).known()
             })
             .collect();
         drop(lc);
@@ -814,8 +801,12 @@ mod tests {
         lc.writes()
             .into_iter()
             .map(|w| {
-                let load = lc.read_extension_consistent(t, MemOrder::Relaxed, false, X, w);
-                let rmw = lc.read_extension_consistent(t, MemOrder::Relaxed, true, X, w);
+                let load = lc
+                    .read_extension_verdict(t, MemOrder::Relaxed, false, X, w)
+                    .known();
+                let rmw = lc
+                    .read_extension_verdict(t, MemOrder::Relaxed, true, X, w)
+                    .known();
                 (w, [load, rmw], lc.could_end_mo(w), lc.is_forced_last(w))
             })
             .collect()
@@ -1234,11 +1225,13 @@ mod tests {
         assert!(!lc.sc_search_needed());
         assert!(lc.is_forced_last(u) && !lc.is_forced_last(w1));
         assert_eq!(
-            lc.read_extension_consistent(2, MemOrder::SeqCst, true, X, u),
+            lc.read_extension_verdict(2, MemOrder::SeqCst, true, X, u)
+                .known(),
             Some(true)
         );
         assert_eq!(
-            lc.read_extension_consistent(2, MemOrder::SeqCst, true, X, w1),
+            lc.read_extension_verdict(2, MemOrder::SeqCst, true, X, w1)
+                .known(),
             Some(false)
         );
     }
