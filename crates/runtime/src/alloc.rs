@@ -13,8 +13,6 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// A global allocator that records the allocations modelled threads make
 /// (forwarding to the system allocator). Install it in the test crate:
@@ -23,34 +21,93 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// #[global_allocator]
 /// static ALLOC: c11check::alloc::TrackingAllocator = c11check::alloc::TrackingAllocator;
 /// ```
+///
+/// Every allocation of the process passes through it, the explorer's own
+/// included, so the common case (no modelled thread running, or a free of
+/// memory no modelled thread allocated) costs one or two thread-local reads.
 pub struct TrackingAllocator;
 
-#[derive(Clone, Copy)]
+/// A live allocation a modelled thread made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Block {
+    start: usize,
     end: usize,
-    generation: u32,
     thread: u32,
     stamp: u64,
 }
 
+/// The live blocks of one execution, sorted by start address: an execution
+/// makes few, so a sorted vector (binary search, one move per insertion)
+/// beats a tree and needs no allocation per block.
+#[derive(Default)]
+struct BlockTable {
+    generation: u32,
+    blocks: Vec<Block>,
+}
+
+impl BlockTable {
+    /// Records `block`, made in execution `generation`; blocks of earlier
+    /// executions are of no use any more and are dropped (their starts are
+    /// passed to `dropped`). A block already recorded at the same start (its
+    /// free went unseen, inside [`untracked`]) is replaced. Returns whether
+    /// the start is new to the table.
+    fn insert(&mut self, generation: u32, block: Block, mut dropped: impl FnMut(usize)) -> bool {
+        if self.generation != generation {
+            for b in self.blocks.drain(..) {
+                dropped(b.start);
+            }
+            self.generation = generation;
+        }
+        match self.blocks.binary_search_by_key(&block.start, |b| b.start) {
+            Ok(i) => {
+                self.blocks[i] = block;
+                false
+            }
+            Err(i) => {
+                self.blocks.insert(i, block);
+                true
+            }
+        }
+    }
+
+    /// Forgets the block starting at `start`; whether there was one.
+    fn remove(&mut self, start: usize) -> bool {
+        match self.blocks.binary_search_by_key(&start, |b| b.start) {
+            Ok(i) => {
+                self.blocks.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The block of execution `generation` that holds `addr`.
+    fn holding(&self, addr: usize, generation: u32) -> Option<&Block> {
+        if self.generation != generation {
+            return None;
+        }
+        let i = self.blocks.partition_point(|b| b.start <= addr);
+        let b = self.blocks.get(i.checked_sub(1)?)?;
+        (addr < b.end).then_some(b)
+    }
+}
+
 thread_local! {
-    /// Set while the tracker itself runs (its map allocates).
+    /// Set while the tracker itself runs (its table allocates).
     static BUSY: Cell<bool> = const { Cell::new(false) };
     /// Set while a modelled thread runs: allocations elsewhere (the
     /// explorer's own) are not looked at.
     static IN_FIBER: Cell<bool> = const { Cell::new(false) };
-    /// How many blocks `BLOCKS` holds (frees skip the map when none).
+    /// How many blocks `BLOCKS` holds (frees skip the table when none).
     static COUNT: Cell<usize> = const { Cell::new(0) };
-    /// Live blocks allocated by modelled threads, by start address (of the
-    /// current execution only).
-    static BLOCKS: RefCell<BTreeMap<usize, Block>> = const { RefCell::new(BTreeMap::new()) };
-    /// The start addresses `BLOCKS` holds: every free (the explorer's too)
-    /// asks whether it ends a tracked block, and a hash set answers faster.
-    static STARTS: RefCell<HashSet<usize, BuildHasherDefault<AddrHasher>>> =
-        RefCell::new(HashSet::default());
-    /// How many of `STARTS`' addresses fall in each bucket of [`bucket`]: a
-    /// free whose bucket is empty (nearly all of the explorer's own) needs
-    /// no lookup.
+    /// Live blocks allocated by modelled threads (of the current execution
+    /// only).
+    static BLOCKS: RefCell<BlockTable> = const {
+        RefCell::new(BlockTable { generation: 0, blocks: Vec::new() })
+    };
+    /// How many of `BLOCKS`' start addresses fall in each bucket of
+    /// [`bucket`]: every free (the explorer's too) asks whether it ends a
+    /// tracked block, and for nearly all of them the bucket is empty.
     static FILTER: [Cell<u32>; FILTER_BUCKETS] = const { [const { Cell::new(0) }; FILTER_BUCKETS] };
 }
 
@@ -63,6 +120,7 @@ fn bucket(addr: usize) -> usize {
 }
 
 /// Whether `addr` may start a tracked block (false: it certainly does not).
+#[inline]
 fn maybe_tracked(addr: usize) -> bool {
     FILTER.try_with(|f| f[bucket(addr)].get()).unwrap_or(1) != 0
 }
@@ -75,31 +133,13 @@ fn filter_add(addr: usize, by: i32) {
     });
 }
 
-/// A hasher for addresses (aligned: the low bits carry nothing).
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h ^ (h >> 29)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = n as u64;
-    }
-}
-
 /// Tells the tracker whether a modelled thread is running on this thread.
 pub(crate) fn set_in_fiber(on: bool) {
     let _ = IN_FIBER.try_with(|f| f.set(on));
 }
 
 /// Whether this OS thread is running user code in a fiber now.
+#[inline]
 pub(crate) fn in_fiber() -> bool {
     IN_FIBER.try_with(Cell::get).unwrap_or(false)
 }
@@ -125,65 +165,52 @@ fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
     Some(r)
 }
 
+#[inline]
 fn note_alloc(addr: usize, size: usize) {
-    if !in_fiber() {
-        return;
+    if in_fiber() {
+        track_alloc(addr, size);
     }
+}
+
+#[inline(never)]
+fn track_alloc(addr: usize, size: usize) {
     guarded(|| {
-        if let Some((generation, thread, stamp)) = crate::creation_stamp() {
-            let _ = BLOCKS.try_with(|b| {
-                let mut b = b.borrow_mut();
-                // Blocks of earlier executions are of no use any more.
-                let _ = STARTS.try_with(|st| {
-                    let mut st = st.borrow_mut();
-                    if b.first_key_value()
-                        .is_some_and(|(_, blk)| blk.generation != generation)
-                    {
-                        b.retain(|_, blk| blk.generation == generation);
-                        for &a in st.iter() {
-                            filter_add(a, -1);
-                        }
-                        st.clear();
-                        st.extend(b.keys().copied());
-                        for &a in st.iter() {
-                            filter_add(a, 1);
-                        }
-                    }
-                    if st.insert(addr) {
-                        filter_add(addr, 1);
-                    }
-                });
-                b.insert(
-                    addr,
-                    Block {
-                        end: addr + size.max(1),
-                        generation,
-                        thread,
-                        stamp,
-                    },
-                );
-                let _ = COUNT.try_with(|c| c.set(b.len()));
-            });
-        }
+        let Some((generation, thread, stamp)) = crate::creation_stamp() else {
+            return;
+        };
+        let block = Block {
+            start: addr,
+            end: addr + size.max(1),
+            thread,
+            stamp,
+        };
+        let _ = BLOCKS.try_with(|t| {
+            let mut t = t.borrow_mut();
+            if t.insert(generation, block, |a| filter_add(a, -1)) {
+                filter_add(addr, 1);
+            }
+            let _ = COUNT.try_with(|c| c.set(t.blocks.len()));
+        });
     });
 }
 
+#[inline]
 fn note_free(addr: usize) {
-    if COUNT.try_with(Cell::get).unwrap_or(0) == 0 || !maybe_tracked(addr) {
-        return;
+    if COUNT.try_with(Cell::get).unwrap_or(0) != 0 && maybe_tracked(addr) {
+        track_free(addr);
     }
+}
+
+#[inline(never)]
+fn track_free(addr: usize) {
     guarded(|| {
-        let tracked = STARTS
-            .try_with(|st| st.borrow_mut().remove(&addr))
-            .unwrap_or(false);
-        if tracked {
-            filter_add(addr, -1);
-            let _ = BLOCKS.try_with(|b| {
-                let mut b = b.borrow_mut();
-                b.remove(&addr);
-                let _ = COUNT.try_with(|c| c.set(b.len()));
-            });
-        }
+        let _ = BLOCKS.try_with(|t| {
+            let mut t = t.borrow_mut();
+            if t.remove(addr) {
+                filter_add(addr, -1);
+                let _ = COUNT.try_with(|c| c.set(t.blocks.len()));
+            }
+        });
     });
 }
 
@@ -200,12 +227,14 @@ pub fn untracked<R>(f: impl FnOnce() -> R) -> R {
 /// The creation (thread, position) of the object at `addr`, if a modelled
 /// thread of execution `generation` allocated the memory it lives in.
 pub(crate) fn creation_of(addr: usize, generation: u32) -> Option<(u32, u64)> {
+    if COUNT.try_with(Cell::get).unwrap_or(0) == 0 {
+        return None;
+    }
     guarded(|| {
         BLOCKS
-            .try_with(|b| {
-                let b = b.borrow();
-                let (_, blk) = b.range(..=addr).next_back()?;
-                (addr < blk.end && blk.generation == generation).then_some((blk.thread, blk.stamp))
+            .try_with(|t| {
+                let t = t.borrow();
+                t.holding(addr, generation).map(|b| (b.thread, b.stamp))
             })
             .ok()
             .flatten()
@@ -254,6 +283,78 @@ unsafe impl GlobalAlloc for TrackingAllocator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::{BTreeMap, HashSet};
+
+    /// The sorted table answers as a map from start to block would, over
+    /// random insertions (some at a start already held), removals, lookups
+    /// inside and between blocks, and changes of execution.
+    #[test]
+    fn block_table_answers_as_a_map_would() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut table = BlockTable::default();
+        let mut model: BTreeMap<usize, Block> = BTreeMap::new();
+        let mut generation = 0;
+        let (mut inserted, mut found) = (0, 0);
+        for step in 0..20_000u64 {
+            match next(10) {
+                0 if next(50) == 0 => generation += 1,
+                0..=3 => {
+                    let start = 64 * next(200) as usize;
+                    let block = Block {
+                        start,
+                        end: start + 1 + next(100) as usize,
+                        thread: next(4) as u32,
+                        stamp: step,
+                    };
+                    let mut dropped = Vec::new();
+                    let changed = table.generation != generation;
+                    let fresh = table.insert(generation, block, |a| dropped.push(a));
+                    if changed {
+                        let mut old: Vec<usize> = model.keys().copied().collect();
+                        old.sort_unstable();
+                        dropped.sort_unstable();
+                        assert_eq!(dropped, old);
+                        model.clear();
+                    } else {
+                        assert!(dropped.is_empty());
+                    }
+                    assert_eq!(fresh, model.insert(start, block).is_none());
+                    inserted += usize::from(fresh);
+                }
+                4..=6 => {
+                    let start = 64 * next(200) as usize;
+                    let held = table.generation == generation && model.remove(&start).is_some();
+                    if table.generation == generation {
+                        assert_eq!(table.remove(start), held);
+                    }
+                }
+                _ => {
+                    let addr = next(64 * 200 + 100) as usize;
+                    let expected = model
+                        .range(..=addr)
+                        .next_back()
+                        .map(|(_, b)| *b)
+                        .filter(|b| addr < b.end && table.generation == generation);
+                    let got = table.holding(addr, generation).copied();
+                    assert_eq!(got, expected);
+                    found += usize::from(got.is_some());
+                }
+            }
+            if table.generation == generation {
+                assert_eq!(table.blocks.len(), model.len());
+            }
+            assert!(table.blocks.windows(2).all(|w| w[0].start < w[1].start));
+        }
+        // The run exercised every answer.
+        assert!(inserted > 1_000 && found > 1_000, "{inserted} {found}");
+        assert!(generation > 10);
+    }
 
     /// Every address counted in the filter is reported as maybe tracked,
     /// and once all are taken out again no bucket keeps a count.

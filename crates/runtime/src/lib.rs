@@ -236,8 +236,8 @@ impl Shared {
 pub(crate) fn creation_stamp() -> Option<(u32, u32, u64)> {
     SHARED
         .try_with(|cell| {
-            let rc = cell.try_borrow().ok()?.as_ref()?.clone();
-            let s = rc.try_borrow().ok()?;
+            let installed = cell.try_borrow().ok()?;
+            let s = installed.as_ref()?.try_borrow().ok()?;
             s.in_fiber.then(|| {
                 (
                     s.generation,
