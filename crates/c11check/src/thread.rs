@@ -52,10 +52,10 @@ mod registry {
             let mut r = r.borrow_mut();
             let generation = rt::generation();
             if r.generation != generation {
-                *r = Registry {
-                    generation,
-                    ..Registry::default()
-                };
+                // Kept allocated from one execution to the next.
+                r.generation = generation;
+                r.names.clear();
+                r.tokens.clear();
             }
             f(&mut r)
         })
@@ -174,13 +174,16 @@ where
     });
     let id = rt::spawn(main, site);
     let name: Option<StdArc<str>> = name.map(StdArc::from);
-    registry::with(|r| {
-        let i = id as usize;
-        if r.names.len() <= i {
-            r.names.resize(i + 1, None);
-        }
-        r.names[i] = name.clone();
-    });
+    // Unnamed threads need no entry: `current` finds none and says so.
+    if name.is_some() {
+        registry::with(|r| {
+            let i = id as usize;
+            if r.names.len() <= i {
+                r.names.resize(i + 1, None);
+            }
+            r.names[i] = name.clone();
+        });
+    }
     JoinHandle {
         thread: Thread { id, name },
         _marker: PhantomData,

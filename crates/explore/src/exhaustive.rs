@@ -38,8 +38,8 @@
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
 use c11check_model::{
     highest_write_ending_mo, is_consistent, is_sc_consistent_given_coherence, needs_sc_search,
-    Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict, LocationCoherence, Model, RmwOp,
-    View,
+    Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict, LocationCoherence, Model,
+    RmwChain, RmwOp, View,
 };
 use std::time::Instant;
 
@@ -569,15 +569,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         view.0[r.thread as usize] = r.index;
         let refcount_locs = match self.commute {
             true => g.refcount_locs(),
-            false => Vec::new(),
+            false => Default::default(),
         };
-        let refcount_chains: Vec<Vec<EventId>> = (refcount_locs.iter())
+        let refcount_chains: Vec<RmwChain> = (refcount_locs.iter())
             .filter_map(|&l| g.rmw_chain(l))
             .collect();
         // The counts' chains relinked over the events present, without `w`.
         let relink = |h: &mut ExecutionGraph| {
             for chain in &refcount_chains {
-                let order: Vec<EventId> = chain.iter().copied().filter(|&x| x != w).collect();
+                let order: RmwChain = chain.iter().copied().filter(|&x| x != w).collect();
                 h.relink_chain(&order);
                 if let Some(i) = chain.iter().position(|&x| x == w) {
                     let before = chain[..i]

@@ -1292,7 +1292,7 @@ impl<'g> Analysis<'g> {
     pub fn races(&self) -> Vec<(EventId, EventId)> {
         let mut out = Vec::new();
         // Only locations with a non-atomic access can race.
-        let mut plain: Vec<bool> = Vec::new();
+        let mut plain: smallvec::SmallVec<[bool; 64]> = smallvec::SmallVec::new();
         for (_, e) in self.g.events() {
             if let Some(l) = e.loc().filter(|_| !e.ord().is_atomic()) {
                 let l = l.0 as usize;
@@ -1307,7 +1307,7 @@ impl<'g> Analysis<'g> {
         }
         // Their accesses grouped by location (then in graph order), so that
         // only those of one location are paired.
-        let mut evs: Vec<(Loc, EventId, bool, bool)> = self
+        let mut evs: smallvec::SmallVec<[(Loc, EventId, bool, bool); 32]> = self
             .g
             .events()
             .filter_map(|(id, e)| e.loc().map(|l| (l, id, e.is_write(), e.ord().is_atomic())))

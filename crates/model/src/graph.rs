@@ -3,6 +3,12 @@
 
 use crate::event::{Action, Event, EventId, Loc, Value};
 use crate::memo::MemoCell;
+use smallvec::SmallVec;
+
+/// The writes of one location in modification order, as
+/// [`ExecutionGraph::rmw_chain`] finds them (a reference count's few
+/// updates fit inline).
+pub type RmwChain = SmallVec<[EventId; 8]>;
 
 /// A downward-closed set of events: for each thread, how many of its first events it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -439,16 +445,16 @@ impl ExecutionGraph {
     /// The writes to `loc` in modification order when they form one chain of
     /// RMWs (the initial write, then each RMW reading the one before); `None`
     /// when some write to `loc` is not in such a chain.
-    pub fn rmw_chain(&self, loc: Loc) -> Option<Vec<EventId>> {
+    pub fn rmw_chain(&self, loc: Loc) -> Option<RmwChain> {
         let mut writes = 0;
-        let mut next: Vec<(EventId, EventId)> = Vec::with_capacity(8);
+        let mut next: SmallVec<[(EventId, EventId); 8]> = SmallVec::new();
         for (id, e) in self.events() {
             if e.loc() == Some(loc) && e.is_write() {
                 writes += 1;
                 next.push((e.rf?, id));
             }
         }
-        let mut chain = Vec::with_capacity(writes + 1);
+        let mut chain = RmwChain::new();
         chain.push(EventId::init(loc));
         while let Some(&(_, n)) = next.iter().find(|(src, _)| *src == *chain.last().unwrap()) {
             chain.push(n);
@@ -474,8 +480,8 @@ impl ExecutionGraph {
     }
 
     /// The locations that reference-count updates touch.
-    pub fn refcount_locs(&self) -> Vec<Loc> {
-        let mut locs: Vec<Loc> = self
+    pub fn refcount_locs(&self) -> SmallVec<[Loc; 4]> {
+        let mut locs: SmallVec<[Loc; 4]> = self
             .events()
             .filter(|(_, e)| e.is_refcount())
             .filter_map(|(_, e)| e.loc())

@@ -21,5 +21,5 @@ pub use consistency::{
 pub use event::{
     Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
 };
-pub use graph::{ExecutionGraph, View};
+pub use graph::{ExecutionGraph, RmwChain, View};
 pub use location::{highest_write_ending_mo, ExtensionVerdict, LocationCoherence};

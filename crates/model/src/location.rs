@@ -23,29 +23,30 @@ use std::rc::Rc;
 
 thread_local! {
     /// Buffers of dropped [`LocCache`]s, for constraints built afresh or
-    /// copied out of a shared cache before an extension.
-    static POOL: RefCell<Vec<LocMo>> = const { RefCell::new(Vec::new()) };
+    /// copied out of a shared cache before an extension (kept in their
+    /// `Rc`, whose allocation is reused too).
+    static POOL: RefCell<Vec<Rc<LocMo>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// How many dropped buffers a thread keeps.
 const POOL_SIZE: usize = 64;
 
-/// A `LocMo` for `loc`, from the pool if it has one.
-fn pooled(loc: Loc) -> LocMo {
+/// An unshared, empty `LocMo` for `loc`, from the pool if it has one.
+fn pooled(loc: Loc) -> Rc<LocMo> {
     let mut lm = POOL
         .try_with(|pool| pool.try_borrow_mut().ok().and_then(|mut p| p.pop()))
         .ok()
         .flatten()
-        .unwrap_or_else(|| LocMo::empty(loc));
-    lm.clear(loc);
+        .unwrap_or_else(|| Rc::new(LocMo::empty(loc)));
+    Rc::get_mut(&mut lm).expect("pooled unshared").clear(loc);
     lm
 }
 
 /// Gives `lm`'s buffers back to the pool (when no graph copy shares it).
-fn recycle(lm: Rc<LocMo>) {
-    let Ok(lm) = Rc::try_unwrap(lm) else {
+fn recycle(mut lm: Rc<LocMo>) {
+    if Rc::get_mut(&mut lm).is_none() {
         return;
-    };
+    }
     let _ = POOL.try_with(|pool| {
         if let Ok(mut pool) = pool.try_borrow_mut() {
             if pool.len() < POOL_SIZE {
@@ -264,11 +265,11 @@ impl LocCache {
         scratch: &mut Scratch,
     ) -> Result<(), Inconsistency> {
         let c = slot.get_or_insert_with(|| LocCache {
-            lm: Rc::new(pooled(loc)),
+            lm: pooled(loc),
             seen: Seen::default(),
         });
         if Rc::get_mut(&mut c.lm).is_none() {
-            c.lm = Rc::new(pooled(loc));
+            c.lm = pooled(loc);
         }
         let lm = Rc::get_mut(&mut c.lm).expect("not shared");
         lm.clear(loc);
@@ -340,8 +341,8 @@ impl LocCache {
     fn lm_mut(&mut self) -> &mut LocMo {
         if Rc::get_mut(&mut self.lm).is_none() {
             let mut lm = pooled(self.lm.loc);
-            lm.clone_from(&self.lm);
-            self.lm = Rc::new(lm);
+            Rc::get_mut(&mut lm).expect("pooled unshared").clone_from(&self.lm);
+            self.lm = lm;
         }
         Rc::get_mut(&mut self.lm).expect("not shared")
     }

@@ -449,8 +449,8 @@ impl ExecutionState {
     }
     /// Objects created in tracked allocations: location, creating thread,
     /// events it had done then (see [`crate::alloc`]).
-    pub fn creations(&self) -> Vec<(Loc, u32, u64)> {
-        self.0.borrow().creations.clone()
+    pub fn creations(&self) -> std::cell::Ref<'_, [(Loc, u32, u64)]> {
+        std::cell::Ref::map(self.0.borrow(), |s| s.creations.as_slice())
     }
     /// Tracked objects still alive (what, where made).
     pub fn leaks(&self) -> Vec<(&'static str, Site)> {

@@ -7,6 +7,7 @@ use crate::report::{
 };
 use c11check_explore::{exhaustive, Config, Driver, Ending, Execution, Stats};
 use c11check_model::{Action, Analysis, BlockReason, EventId, ExecutionGraph, Model};
+use smallvec::{smallvec, SmallVec};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -246,13 +247,13 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     // that is not ordered after it.
     let creations = state.creations();
     if !creations.is_empty() {
-        let mut creation_of_loc = vec![usize::MAX; g.num_locs()];
+        let mut creation_of_loc: SmallVec<[usize; 32]> = smallvec![usize::MAX; g.num_locs()];
         for (i, &(loc, ..)) in creations.iter().enumerate() {
             if let Some(slot) = creation_of_loc.get_mut(loc.0 as usize) {
                 *slot = i;
             }
         }
-        let mut unordered: Vec<Option<EventId>> = vec![None; creations.len()];
+        let mut unordered: SmallVec<[Option<EventId>; 16]> = smallvec![None; creations.len()];
         for (id, e) in g.events() {
             let Some(&c) = e.loc().and_then(|l| creation_of_loc.get(l.0 as usize)) else {
                 continue;
