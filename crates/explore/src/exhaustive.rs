@@ -41,6 +41,7 @@ use c11check_model::{
     Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict, LocationCoherence, Model,
     RmwChain, RmwOp, View,
 };
+use smallvec::SmallVec;
 use std::time::Instant;
 
 /// A pending branch: a graph to continue, and possibly a write whose backward
@@ -718,8 +719,17 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // read or CAS reads.
         let observed = |x: EventId| g.events().any(|(_, r)| r.rf == Some(x) && !r.is_refcount());
         // What `d` depends on in any order of the updates: an update in it
-        // cannot be the last one, and needs no relinked copy to tell.
-        let fixed = g.porf_prefix_without_counts(d);
+        // cannot be the last one, and needs no relinked copy to tell. Built
+        // on first need: an update of a thread `d`'s thread joined before
+        // `d` (the usual last drop, after the joins) is in it at once.
+        let joined_before_d: SmallVec<[u32; 4]> = g.thread_events(d.thread)[..d.index as usize]
+            .iter()
+            .filter_map(|e| match e.action {
+                Action::Join { child } => Some(child),
+                _ => None,
+            })
+            .collect();
+        let mut fixed: Option<View> = None;
         for i in (1..chain.len() - 1).rev() {
             let e = chain[i];
             let ev = g.event(e);
@@ -733,7 +743,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     ..
                 }
             ) || !ev.revisitable
-                || fixed.contains(e)
+                || joined_before_d.contains(&e.thread)
+                || fixed
+                    .get_or_insert_with(|| g.porf_prefix_without_counts(d))
+                    .contains(e)
             {
                 continue;
             }
@@ -909,6 +922,7 @@ fn judged_in_full(g: &ExecutionGraph, model: Model, verdict: ExtensionVerdict) -
 
 /// The order `action`, a read, reads with: a compare-exchange's failure
 /// order when it does not write.
+#[inline]
 fn read_order(action: &Action, writes: bool) -> c11check_model::MemOrder {
     match *action {
         Action::Cas {

@@ -55,6 +55,7 @@ impl BitMatrix {
         }
         self.n = n;
     }
+    #[inline]
     pub fn len(&self) -> usize {
         self.n
     }
@@ -69,6 +70,7 @@ impl BitMatrix {
     pub fn set(&mut self, i: usize, j: usize) {
         self.bits[i * self.words + j / 64] |= 1 << (j % 64);
     }
+    #[inline]
     pub fn row(&self, i: usize) -> &[u64] {
         &self.bits[i * self.words..(i + 1) * self.words]
     }

@@ -148,6 +148,7 @@ impl LocMo {
         &self.chain_items[self.chain_start[c]..self.chain_start[c + 1]]
     }
     /// The write ending chain `c`.
+    #[inline]
     fn chain_last(&self, c: usize) -> usize {
         self.chain_items[self.chain_start[c + 1] - 1]
     }
@@ -369,12 +370,14 @@ impl LocMo {
             && (0..self.num_chains()).all(|other| other == c || self.order.get(other, c))
     }
 
+    #[inline]
     fn write_index(&self, id: EventId) -> Option<usize> {
         self.writes.iter().position(|&w| w == id)
     }
 
     /// The index of write `w` in `writes` (which an extended `LocMo` no
     /// longer lists in graph order).
+    #[inline]
     pub(crate) fn index_of(&self, w: EventId) -> usize {
         self.write_index(w).expect("a write of the location")
     }
@@ -506,6 +509,7 @@ fn reset<T: Copy>(v: &mut Vec<T>, len: usize, x: T) {
 }
 
 /// `dst` := `dst` ⊔ `src`, pointwise.
+#[inline]
 fn join_slice(dst: &mut [u32], src: &[u32]) {
     for (d, s) in dst.iter_mut().zip(src) {
         *d = (*d).max(*s);
@@ -687,10 +691,12 @@ impl<'g> Analysis<'g> {
     }
 
     /// A write's index in its location's [`LocMo::writes`].
+    #[inline]
     pub(crate) fn write_index_of(&self, id: EventId) -> usize {
         self.widx[self.dense(id)] as usize
     }
 
+    #[inline]
     pub fn dense(&self, id: EventId) -> usize {
         if id.is_init() {
             id.index as usize
@@ -698,14 +704,17 @@ impl<'g> Analysis<'g> {
             self.offsets[id.thread as usize] + id.index as usize
         }
     }
+    #[inline]
     pub fn num_nodes(&self) -> usize {
         self.ids.len()
     }
+    #[inline]
     pub fn id(&self, dense: usize) -> EventId {
         self.ids[dense]
     }
 
     /// The order an access behaves with under this model.
+    #[inline]
     fn eff_ord(&self, ord: MemOrder) -> MemOrder {
         effective_order(self.model, ord)
     }
@@ -769,6 +778,7 @@ impl<'g> Analysis<'g> {
     }
 
     /// Strict happens-before. Initialisation writes happen before every event.
+    #[inline]
     pub fn hb(&self, a: EventId, b: EventId) -> bool {
         if a == b || b.is_init() {
             return false;
@@ -780,6 +790,7 @@ impl<'g> Analysis<'g> {
     }
 
     /// The hb clock of an event (for reports and the revisit logic).
+    #[inline]
     pub fn clock(&self, id: EventId) -> &[u32] {
         let d = self.dense(id);
         &self.clocks[d * self.stride..(d + 1) * self.stride]
@@ -1334,6 +1345,7 @@ impl<'g> Analysis<'g> {
 
 /// The order an access behaves with under `model`: SC makes every atomic
 /// access seq_cst.
+#[inline]
 pub(crate) fn effective_order(model: Model, ord: MemOrder) -> MemOrder {
     if model == Model::Sc && ord.is_atomic() {
         MemOrder::SeqCst

@@ -22,16 +22,19 @@ pub struct EventId {
 }
 
 impl EventId {
+    #[inline]
     pub const fn new(thread: u32, index: u32) -> Self {
         EventId { thread, index }
     }
     /// The initialisation write of `loc`.
+    #[inline]
     pub const fn init(loc: Loc) -> Self {
         EventId {
             thread: INIT_THREAD,
             index: loc.0,
         }
     }
+    #[inline]
     pub const fn is_init(self) -> bool {
         self.thread == INIT_THREAD
     }
@@ -60,10 +63,12 @@ pub enum MemOrder {
 }
 
 impl MemOrder {
+    #[inline]
     pub fn is_atomic(self) -> bool {
         self != MemOrder::NonAtomic
     }
     /// Acquire semantics when the event reads (or is a fence).
+    #[inline]
     pub fn is_acquire(self) -> bool {
         matches!(
             self,
@@ -71,16 +76,19 @@ impl MemOrder {
         )
     }
     /// Release semantics when the event writes (or is a fence).
+    #[inline]
     pub fn is_release(self) -> bool {
         matches!(
             self,
             MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst
         )
     }
+    #[inline]
     pub fn is_sc(self) -> bool {
         self == MemOrder::SeqCst
     }
     /// The ordering of the read half of a read-modify-write with this ordering.
+    #[inline]
     pub fn read_half(self) -> MemOrder {
         match self {
             MemOrder::Release => MemOrder::Relaxed,
@@ -176,6 +184,7 @@ impl RmwOp {
         }
     }
     /// A reference-count update ([`RmwOp::RefInc`], [`RmwOp::RefDec`]).
+    #[inline]
     pub fn is_refcount(self) -> bool {
         matches!(self, RmwOp::RefInc | RmwOp::RefDec)
     }
@@ -279,6 +288,7 @@ pub enum Action {
 }
 
 impl Action {
+    #[inline]
     pub fn loc(&self) -> Option<Loc> {
         match *self {
             Action::Load { loc, .. }
@@ -324,6 +334,7 @@ impl Action {
     }
     /// Whether a compare-exchange (or take) that reads `read` writes,
     /// spurious failures aside; `None` for other actions.
+    #[inline]
     pub fn cas_succeeds(&self, read: Value) -> Option<bool> {
         match *self {
             Action::Cas { expected, take, .. } => Some(if take {
@@ -380,6 +391,7 @@ impl Action {
         }
     }
     /// Whether the event reads a value from some write.
+    #[inline]
     pub fn reads(&self) -> bool {
         matches!(
             self,
@@ -387,6 +399,7 @@ impl Action {
         )
     }
     /// Whether the event may write (a CAS writes only when it succeeds).
+    #[inline]
     pub fn may_write(&self) -> bool {
         matches!(
             self,
@@ -479,13 +492,16 @@ impl Event {
             revisitable: true,
         }
     }
+    #[inline]
     pub fn loc(&self) -> Option<Loc> {
         self.action.loc()
     }
+    #[inline]
     pub fn is_read(&self) -> bool {
         self.action.reads()
     }
     /// Whether this event writes memory, given what it read.
+    #[inline]
     pub fn is_write(&self) -> bool {
         match self.action {
             Action::Store { .. } | Action::Rmw { .. } => true,
@@ -496,10 +512,12 @@ impl Event {
         }
     }
     /// An event that both reads and writes (a successful RMW).
+    #[inline]
     pub fn is_rmw(&self) -> bool {
         self.is_read() && self.is_write()
     }
     /// The value written, when this event writes.
+    #[inline]
     pub fn written_value(&self) -> Option<Value> {
         match self.action {
             Action::Store { val, .. } => Some(val),
@@ -511,6 +529,7 @@ impl Event {
         }
     }
     /// A reference-count update (see [`RmwOp::RefInc`]).
+    #[inline]
     pub fn is_refcount(&self) -> bool {
         matches!(self.action, Action::Rmw { op, .. } if op.is_refcount())
     }
@@ -529,6 +548,7 @@ impl Event {
         }
     }
     /// The memory order in force (a CAS uses its failure order when it fails).
+    #[inline]
     pub fn ord(&self) -> MemOrder {
         match self.action {
             Action::Load { ord, .. }
@@ -547,12 +567,15 @@ impl Event {
             _ => MemOrder::Relaxed,
         }
     }
+    #[inline]
     pub fn is_fence(&self) -> bool {
         matches!(self.action, Action::Fence { .. })
     }
+    #[inline]
     pub fn is_sc(&self) -> bool {
         (self.loc().is_some() || self.is_fence()) && self.ord().is_sc()
     }
+    #[inline]
     pub fn is_atomic_access(&self) -> bool {
         self.loc().is_some() && self.ord().is_atomic()
     }

@@ -15,6 +15,7 @@ pub type RmwChain = SmallVec<[EventId; 8]>;
 pub struct View(pub Vec<u32>);
 
 impl View {
+    #[inline]
     pub fn contains(&self, id: EventId) -> bool {
         !id.is_init()
             && self
@@ -116,6 +117,7 @@ impl ExecutionGraph {
         }
     }
 
+    #[inline]
     pub fn num_locs(&self) -> usize {
         self.init.len()
     }
@@ -133,6 +135,7 @@ impl ExecutionGraph {
         Loc(self.init.len() as u32 - 1)
     }
 
+    #[inline]
     pub fn num_threads(&self) -> usize {
         self.threads.len()
     }
@@ -151,21 +154,27 @@ impl ExecutionGraph {
         }
         self.threads[t as usize].parent = parent;
     }
+    #[inline]
     pub fn thread(&self, t: u32) -> &ThreadEvents {
         &self.threads[t as usize]
     }
+    #[inline]
     pub fn thread_events(&self, t: u32) -> &[Event] {
         &self.threads[t as usize].events
     }
+    #[inline]
     pub fn thread_len(&self, t: u32) -> u32 {
         self.threads[t as usize].events.len() as u32
     }
+    #[inline]
     pub fn last_event(&self, t: u32) -> Option<&Event> {
         self.threads[t as usize].events.last()
     }
+    #[inline]
     pub fn is_finished(&self, t: u32) -> bool {
         matches!(self.last_event(t).map(|e| e.action), Some(Action::Finish))
     }
+    #[inline]
     pub fn is_blocked(&self, t: u32) -> bool {
         matches!(
             self.last_event(t).map(|e| e.action),
@@ -173,6 +182,7 @@ impl ExecutionGraph {
         )
     }
     /// Whether a thread has been started (root threads always are).
+    #[inline]
     pub fn is_started(&self, t: u32) -> bool {
         match self.threads[t as usize].parent {
             None => true,
@@ -180,6 +190,7 @@ impl ExecutionGraph {
         }
     }
 
+    #[inline]
     pub fn contains(&self, id: EventId) -> bool {
         if id.is_init() {
             (id.index as usize) < self.init.len()
@@ -189,12 +200,14 @@ impl ExecutionGraph {
         }
     }
     /// The event `id` (not for initialisation writes).
+    #[inline]
     pub fn event(&self, id: EventId) -> &Event {
         &self.threads[id.thread as usize].events[id.index as usize]
     }
     /// The event `id`, to change as the caller likes: its remembered clock,
     /// and those of everything after it, are forgotten. [`Self::update_event`]
     /// forgets them only if the change can affect them.
+    #[inline]
     pub fn event_mut(&mut self, id: EventId) -> &mut Event {
         self.forget_clocks_from(id);
         &mut self.threads[id.thread as usize].events[id.index as usize]
@@ -281,6 +294,7 @@ impl ExecutionGraph {
         }
     }
     /// All events, thread by thread in program order.
+    #[inline]
     pub fn events(&self) -> impl Iterator<Item = (EventId, &Event)> {
         self.threads.iter().enumerate().flat_map(|(t, th)| {
             th.events
@@ -289,6 +303,7 @@ impl ExecutionGraph {
                 .map(move |(i, e)| (EventId::new(t as u32, i as u32), e))
         })
     }
+    #[inline]
     pub fn num_events(&self) -> usize {
         self.threads.iter().map(|t| t.events.len()).sum()
     }
@@ -318,10 +333,12 @@ impl ExecutionGraph {
     }
 
     /// Whether `id` is a write (initialisation writes included).
+    #[inline]
     pub fn is_write(&self, id: EventId) -> bool {
         id.is_init() || self.event(id).is_write()
     }
     /// The value written by `id`.
+    #[inline]
     pub fn written_value(&self, id: EventId) -> Value {
         if id.is_init() {
             self.init[id.index as usize]
@@ -330,6 +347,7 @@ impl ExecutionGraph {
         }
     }
     /// The location a memory event accesses.
+    #[inline]
     pub fn loc_of(&self, id: EventId) -> Option<Loc> {
         if id.is_init() {
             Some(Loc(id.index))
@@ -337,6 +355,7 @@ impl ExecutionGraph {
             self.event(id).loc()
         }
     }
+    #[inline]
     pub fn stamp(&self, id: EventId) -> u32 {
         if id.is_init() {
             0

@@ -207,6 +207,7 @@ pub enum ExtensionVerdict {
 
 impl ExtensionVerdict {
     /// The verdict, when it is final.
+    #[inline]
     pub fn known(self) -> Option<bool> {
         match self {
             ExtensionVerdict::Inconsistent => Some(false),
@@ -233,6 +234,7 @@ pub struct LocationCoherence<'g> {
 }
 
 /// Strict happens-before from remembered clocks (both events known).
+#[inline]
 fn memo_hb(threads: &[ThreadClocks], stride: usize, a: EventId, b: EventId) -> bool {
     if a == b || b.is_init() {
         return false;
@@ -245,6 +247,7 @@ fn memo_hb(threads: &[ThreadClocks], stride: usize, a: EventId, b: EventId) -> b
 
 /// The index of write `w` in `writes`, which lists a location's writes as
 /// [`ExecutionGraph::events`] does, after the initialisation write.
+#[inline]
 fn index_in(writes: &[EventId], w: EventId) -> usize {
     let key = |x: &EventId| (!x.is_init(), x.thread, x.index);
     writes
@@ -341,7 +344,9 @@ impl LocCache {
     fn lm_mut(&mut self) -> &mut LocMo {
         if Rc::get_mut(&mut self.lm).is_none() {
             let mut lm = pooled(self.lm.loc);
-            Rc::get_mut(&mut lm).expect("pooled unshared").clone_from(&self.lm);
+            Rc::get_mut(&mut lm)
+                .expect("pooled unshared")
+                .clone_from(&self.lm);
             self.lm = lm;
         }
         Rc::get_mut(&mut self.lm).expect("not shared")

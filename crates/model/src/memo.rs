@@ -44,11 +44,13 @@ impl Clone for ThreadClocks {
 }
 
 /// The size of one record.
+#[inline]
 fn record(stride: usize) -> usize {
     3 * stride + 2
 }
 
 impl ThreadClocks {
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -61,27 +63,34 @@ impl ThreadClocks {
             }
         }
     }
+    #[inline]
     fn at(&self, i: usize, stride: usize) -> &[u32] {
         let r = record(stride);
         &self.records[i * r..(i + 1) * r]
     }
     /// Entry `u` of event `i`'s clock: how many of thread `u`'s events
     /// happen before it or are it.
+    #[inline]
     pub fn clock_entry(&self, i: usize, stride: usize, u: usize) -> u32 {
         self.records[i * record(stride) + u]
     }
+    #[inline]
     pub fn clock(&self, i: usize, stride: usize) -> &[u32] {
         &self.at(i, stride)[..stride]
     }
+    #[inline]
     pub fn relview(&self, i: usize, stride: usize) -> &[u32] {
         &self.at(i, stride)[stride..2 * stride]
     }
+    #[inline]
     pub fn acq_pending(&self, i: usize, stride: usize) -> &[u32] {
         &self.at(i, stride)[2 * stride..3 * stride]
     }
+    #[inline]
     pub fn has_relview(&self, i: usize, stride: usize) -> bool {
         self.at(i, stride)[3 * stride] != 0
     }
+    #[inline]
     pub fn rel_fence(&self, i: usize, stride: usize) -> u32 {
         self.at(i, stride)[3 * stride + 1]
     }
@@ -165,6 +174,7 @@ impl ClockMemo {
     }
     /// Whether the remembered events hold a seq_cst access, and a seq_cst
     /// fence.
+    #[inline]
     pub fn seq_cst(&self) -> (bool, bool) {
         let any = |k: usize| self.threads.iter().any(|th| th.first_sc[k].is_some());
         (any(0), any(1))
@@ -186,6 +196,7 @@ impl ClockMemo {
         }
     }
     /// How many of thread `t`'s first events have clocks.
+    #[inline]
     pub fn known(&self, t: usize) -> usize {
         self.threads.get(t).map_or(0, |th| th.len())
     }

@@ -128,6 +128,7 @@ impl FiberDriver {
         self.shared.borrow_mut().reset_execution();
     }
 
+    #[inline]
     fn slot(&mut self, t: u32) -> &mut Slot {
         let t = t as usize;
         if self.slots.len() <= t {
@@ -609,6 +610,7 @@ pub(crate) fn replay_inline(
 }
 
 /// `action` with its location set.
+#[inline]
 pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
     match action {
         Action::Load { ord, .. } => Action::Load { loc: l, ord },

@@ -94,6 +94,7 @@ impl LocCell {
             packed: AtomicU64::new(0),
         }
     }
+    #[inline]
     pub(crate) fn get(&self, generation: u32) -> Option<Loc> {
         let p = self.packed.load(Ordering::Relaxed);
         ((p >> 32) as u32 == generation).then_some(Loc(p as u32))
@@ -273,11 +274,13 @@ fn with_shared<R>(f: impl FnOnce(&mut Shared) -> R) -> R {
 }
 
 /// Whether the calling code runs inside a modelled thread.
+#[inline]
 pub fn in_model() -> bool {
     SHARED.with(|cell| cell.borrow().as_ref().is_some_and(|s| s.borrow().in_fiber))
 }
 
 /// The current execution's number (changes every time the program restarts).
+#[inline]
 pub fn generation() -> u32 {
     with_shared(|s| s.generation)
 }
@@ -289,6 +292,7 @@ pub fn weak_cas_may_fail() -> bool {
 }
 
 /// The number of the modelled thread that is running (0 is the model's closure).
+#[inline]
 pub fn current_thread() -> u32 {
     with_shared(|s| s.current)
 }
