@@ -33,6 +33,15 @@ impl BitMatrix {
             bits: vec![0; n * words],
         }
     }
+    /// The empty 0 × 0 matrix, with room to grow to `n × n` (`n` ≤ 64)
+    /// without reallocating.
+    pub fn with_capacity(n: usize) -> Self {
+        BitMatrix {
+            n: 0,
+            words: 1,
+            bits: Vec::with_capacity(n * n.div_ceil(64).max(1)),
+        }
+    }
     /// Makes it the empty `n × n` matrix, keeping its buffer.
     pub fn reset(&mut self, n: usize) {
         self.n = n;

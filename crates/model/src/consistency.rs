@@ -112,16 +112,22 @@ impl Clone for LocMo {
 
 impl LocMo {
     pub(crate) fn empty(loc: Loc) -> Self {
+        // Room for a location's usual accesses: the buffers are pooled and
+        // reused (see `location.rs`), and a copy extended by a few accesses
+        // then grows none of them.
+        const ROOM: usize = 16;
+        let mut chain_start = Vec::with_capacity(ROOM);
+        chain_start.push(0);
         LocMo {
             loc,
-            writes: Vec::new(),
-            reads: Vec::new(),
-            read_src: Vec::new(),
-            chain_of: Vec::new(),
-            pos: Vec::new(),
-            chain_items: Vec::new(),
-            chain_start: vec![0],
-            order: BitMatrix::new(0),
+            writes: Vec::with_capacity(ROOM),
+            reads: Vec::with_capacity(ROOM),
+            read_src: Vec::with_capacity(ROOM),
+            chain_of: Vec::with_capacity(ROOM),
+            pos: Vec::with_capacity(ROOM),
+            chain_items: Vec::with_capacity(ROOM),
+            chain_start,
+            order: BitMatrix::with_capacity(ROOM),
             has_sc: false,
         }
     }
