@@ -1394,9 +1394,9 @@ pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMe
         .ok()
         .flatten()
         .unwrap_or_default();
-    reset(&mut taken, 3 * nt, 0);
-    let (clock, rest) = taken.split_at_mut(nt);
-    let (pending, relview) = rest.split_at_mut(nt);
+    // One record, laid out as the memo keeps them: clock, release view,
+    // pending acquire views, whether it releases, last release fence.
+    reset(&mut taken, 3 * nt + 2, 0);
     let mut progress = true;
     while progress && missing > 0 {
         progress = false;
@@ -1440,16 +1440,15 @@ pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMe
                 };
                 // The thread's previous event gives the clock so far, the
                 // pending release views and the last release fence.
-                let mut last_fence = 0;
                 if i == 0 {
-                    clock.fill(0);
-                    pending.fill(0);
+                    taken.fill(0);
                 } else {
-                    let th = &memo.threads[t];
-                    clock.copy_from_slice(th.clock(i - 1, nt));
-                    pending.copy_from_slice(th.acq_pending(i - 1, nt));
-                    last_fence = th.rel_fence(i - 1, nt);
+                    taken.copy_from_slice(memo.threads[t].record(i - 1, nt));
                 }
+                let (clock, rest) = taken.split_at_mut(nt);
+                let (relview, rest) = rest.split_at_mut(nt);
+                let (pending, tail) = rest.split_at_mut(nt);
+                let mut last_fence = tail[1];
                 clock[t] = i as u32 + 1;
                 for x in parent.into_iter().chain(joined) {
                     join_slice(clock, clock_of(x));
@@ -1505,7 +1504,9 @@ pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMe
                 if ord.is_sc() && (e.is_fence() || e.loc().is_some()) {
                     memo.threads[t].note_sc(e.is_fence());
                 }
-                memo.threads[t].push(clock, relview, pending, releases, last_fence);
+                tail[0] = releases as u32;
+                tail[1] = last_fence;
+                memo.threads[t].push(&taken);
                 missing -= 1;
                 progress = true;
             }

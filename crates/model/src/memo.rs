@@ -63,8 +63,9 @@ impl ThreadClocks {
             }
         }
     }
+    /// Event `i`'s whole record (`3 * stride + 2` entries).
     #[inline]
-    fn at(&self, i: usize, stride: usize) -> &[u32] {
+    pub fn record(&self, i: usize, stride: usize) -> &[u32] {
         let r = record(stride);
         &self.records[i * r..(i + 1) * r]
     }
@@ -76,23 +77,15 @@ impl ThreadClocks {
     }
     #[inline]
     pub fn clock(&self, i: usize, stride: usize) -> &[u32] {
-        &self.at(i, stride)[..stride]
+        &self.record(i, stride)[..stride]
     }
     #[inline]
     pub fn relview(&self, i: usize, stride: usize) -> &[u32] {
-        &self.at(i, stride)[stride..2 * stride]
-    }
-    #[inline]
-    pub fn acq_pending(&self, i: usize, stride: usize) -> &[u32] {
-        &self.at(i, stride)[2 * stride..3 * stride]
+        &self.record(i, stride)[stride..2 * stride]
     }
     #[inline]
     pub fn has_relview(&self, i: usize, stride: usize) -> bool {
-        self.at(i, stride)[3 * stride] != 0
-    }
-    #[inline]
-    pub fn rel_fence(&self, i: usize, stride: usize) -> u32 {
-        self.at(i, stride)[3 * stride + 1]
+        self.record(i, stride)[3 * stride] != 0
     }
     /// Notes that the next event (whose record comes next) is a seq_cst
     /// access, or a seq_cst fence when `fence`.
@@ -111,20 +104,11 @@ impl ThreadClocks {
             first_sc: self.first_sc.map(|f| f.filter(|&i| (i as usize) < n)),
         }
     }
-    /// Appends the record of the next event.
-    pub fn push(
-        &mut self,
-        clock: &[u32],
-        relview: &[u32],
-        acq_pending: &[u32],
-        has_relview: bool,
-        rel_fence: u32,
-    ) {
-        self.records.extend_from_slice(clock);
-        self.records.extend_from_slice(relview);
-        self.records.extend_from_slice(acq_pending);
-        self.records.push(has_relview as u32);
-        self.records.push(rel_fence);
+    /// Appends the record of the next event, laid out as [`Self::record`]
+    /// returns them (clock, release view, pending acquire views, whether
+    /// it releases, last release fence).
+    pub fn push(&mut self, record: &[u32]) {
+        self.records.extend_from_slice(record);
         self.len += 1;
     }
     /// Widens every record from `old` to `new` threads (the new threads'
@@ -132,7 +116,7 @@ impl ThreadClocks {
     fn restride(&mut self, old: usize, new: usize) {
         let mut wide = Vec::with_capacity(self.len * record(new));
         for i in 0..self.len {
-            let r = self.at(i, old);
+            let r = self.record(i, old);
             for part in 0..3 {
                 wide.extend_from_slice(&r[part * old..(part + 1) * old]);
                 wide.resize(wide.len() + new - old, 0);
