@@ -336,9 +336,14 @@ mod pending {
     /// must be cheap when nothing is pending). Entries are marked published
     /// before their stores are made, so the stores' own calls find nothing.
     pub(crate) fn publish_current() {
-        if PENDING.with(|p| p.borrow().is_empty()) {
-            return;
+        if !PENDING.with(|p| p.borrow().is_empty()) {
+            publish_owed();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_owed() {
         for (loc, v) in owed(None) {
             c11check_runtime::store_to(loc, v, std::panic::Location::caller());
         }
