@@ -439,17 +439,20 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             let waits = matches!(action, Action::Cas { lock: true, .. })
                 && action.cas_succeeds(g.written_value(w)) == Some(false);
             // Where an RMW stole a source, the kept part is judged at `w`'s
-            // location only: not when the seq_cst axiom matters.
+            // location only. Coherent there, it is coherent everywhere (the
+            // rest of it is a part of `g`, coherent with `w` loose), but its
+            // seq_cst axiom was never checked: where that matters, a
+            // consistent verdict says coherent only.
             let sc_matters = stealing && *needs_sc.get_or_init(|| needs_sc_search(g, model));
             for (k, &sp) in spurious.iter().enumerate() {
                 // Judged before `base` becomes the last revisit graph (it
                 // counts only if no source changes below).
-                let quick = match sc_matters {
-                    true => ExtensionVerdict::Unknown,
-                    false => {
-                        let read = (!waits).then(|| read_writes(&action, g.written_value(w), sp));
-                        let kept = base.as_ref().expect("kept until the last");
-                        self.revisit_extension_consistent(kept, r, w, read, stealing, &action)
+                let quick = {
+                    let read = (!waits).then(|| read_writes(&action, g.written_value(w), sp));
+                    let kept = base.as_ref().expect("kept until the last");
+                    match self.revisit_extension_consistent(kept, r, w, read, stealing, &action) {
+                        ExtensionVerdict::Consistent if sc_matters => ExtensionVerdict::Coherent,
+                        v => v,
                     }
                 };
                 let mut g2 = match k + 1 == spurious.len() {
@@ -503,8 +506,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// as `r`'s location tells (see `read_extension_verdict`). `base` is part of a consistent
     /// graph, so consistent itself, unless `stealing` (`w` reads a source
     /// another RMW read): then `w` alone may break coherence or atomicity at
-    /// its location, which the location check finds (the caller makes sure
-    /// the seq_cst axiom does not matter).
+    /// its location, which the location check finds, and nothing checked
+    /// its seq_cst axiom (where that matters the caller takes a consistent
+    /// verdict as coherent only).
     fn revisit_extension_consistent(
         &self,
         base: &ExecutionGraph,
@@ -660,7 +664,22 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                                 canonical: &mut CanonicalScratch| {
                     let h = h.get_or_insert_with(|| graph_of(&view));
                     let known = *h_consistent.get_or_insert_with(|| {
-                        needs_sc_search(g, model) && is_consistent(h, model)
+                        needs_sc_search(g, model) && {
+                            // `g` is coherent with `w` not held to atomicity
+                            // (the loose check before a steal); restricted,
+                            // with `w` a read, so is `h`, unless reference
+                            // counts were relinked: only psc is left.
+                            let restriction = !relinked_counts(&view);
+                            let sc = restriction && is_sc_consistent_given_coherence(h, model);
+                            debug_assert!(
+                                !restriction || sc == is_consistent(h, model),
+                                "the kept part of a steal is not coherent"
+                            );
+                            match restriction {
+                                true => sc,
+                                false => is_consistent(h, model),
+                            }
+                        }
                     });
                     let found = canonical_source(h, e, ev, model, known, canonical);
                     // It was left reading some candidate.

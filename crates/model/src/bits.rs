@@ -131,8 +131,8 @@ impl BitMatrix {
     pub fn has_cycle(&self) -> bool {
         // Iterative DFS with colours (0 new, 1 on the stack, 2 done); each
         // stack entry walks its node's row word by word.
-        let mut colour = vec![0u8; self.n];
-        let mut stack: Vec<(usize, usize, u64)> = Vec::new();
+        let mut colour: smallvec::SmallVec<[u8; 64]> = smallvec::smallvec![0u8; self.n];
+        let mut stack: smallvec::SmallVec<[(usize, usize, u64); 16]> = smallvec::SmallVec::new();
         for s in 0..self.n {
             if colour[s] != 0 {
                 continue;

@@ -32,6 +32,13 @@
 //! bundled `PSC+*` litmus tests exercise the edges kept.
 
 use crate::bits::{iter_bits, set_range_in, BitMatrix};
+use smallvec::{smallvec, SmallVec};
+
+/// A bit set over the graph's events (a few words: graphs are small, and
+/// a search builds several per check).
+type Bits = SmallVec<[u64; 4]>;
+/// Bit sets, one per event or per write, side by side.
+type Rows = SmallVec<[u64; 64]>;
 use crate::consistency::Analysis;
 use crate::EventId;
 
@@ -40,21 +47,21 @@ pub(crate) struct PscFrame {
     /// Words of a bit set over the graph's events (dense ids).
     words: usize,
     /// Dense ids of the seq_cst events.
-    sc: Vec<usize>,
+    sc: SmallVec<[usize; 32]>,
     /// For each seq_cst event: its location's index in `Analysis::locs` if
     /// it is an access, else its position among the fences.
-    place: Vec<Place>,
+    place: SmallVec<[Place; 32]>,
     /// The edges between seq_cst events that hold whatever modification
     /// order is.
     fixed: BitMatrix,
     /// The locations whose eco rows psc reads: those with seq_cst accesses,
     /// or every one when there are seq_cst fences.
-    locs: Vec<usize>,
+    locs: SmallVec<[usize; 8]>,
     /// Whether eco rows are needed from every access (with fences) or only
     /// from the seq_cst ones.
     all_rows: bool,
     /// The writes, as a set.
-    writes: Vec<u64>,
+    writes: Bits,
     /// Per fence (`words` each): the events it happens before, and those
     /// that happen before it.
     after: Vec<u64>,
@@ -145,8 +152,8 @@ impl PscFrame {
         let g = a.g;
         let n = a.num_nodes();
         let words = n.div_ceil(64).max(1);
-        let mut sc = Vec::new();
-        let mut place = Vec::new();
+        let mut sc = SmallVec::new();
+        let mut place = SmallVec::new();
         let mut nfences = 0;
         for d in 0..n {
             let id = a.id(d);
@@ -167,10 +174,10 @@ impl PscFrame {
             });
         }
         let all_rows = nfences > 0;
-        let locs: Vec<usize> = (0..a.locs.len())
+        let locs: SmallVec<[usize; 8]> = (0..a.locs.len())
             .filter(|&l| !a.locs[l].writes.is_empty() && (all_rows || a.locs[l].has_sc))
             .collect();
-        let mut writes = vec![0u64; words];
+        let mut writes: Bits = smallvec![0u64; words];
         for &l in &locs {
             for &w in &a.locs[l].writes {
                 set(&mut writes, a.dense(w));
@@ -206,7 +213,7 @@ impl PscFrame {
         // Per access: its location, id, and the nearest events at other
         // locations after and before it.
         type AccessInfo = (usize, EventId, Option<usize>, Option<usize>);
-        let info: Vec<Option<AccessInfo>> = self
+        let info: SmallVec<[Option<AccessInfo>; 32]> = self
             .sc
             .iter()
             .zip(&self.place)
@@ -243,11 +250,11 @@ impl PscFrame {
     /// reaches the writes after it in mo, their readers and its own readers;
     /// a read reaches the writes after its source (rb) other than itself,
     /// and their readers.
-    fn eco_rows(&self, a: &Analysis<'_>, orders: &[BitMatrix]) -> Vec<u64> {
+    fn eco_rows(&self, a: &Analysis<'_>, orders: &[BitMatrix]) -> Rows {
         let words = self.words;
-        let mut rows = vec![0u64; a.num_nodes() * words];
-        let mut readers: Vec<u64> = Vec::new();
-        let mut down: Vec<u64> = Vec::new();
+        let mut rows: Rows = smallvec![0u64; a.num_nodes() * words];
+        let mut readers: Rows = SmallVec::new();
+        let mut down: Rows = SmallVec::new();
         for &l in &self.locs {
             let lm = &a.locs[l];
             let nw = lm.writes.len();
@@ -305,7 +312,7 @@ impl PscFrame {
         let mut psc = self.fixed.clone();
         // From accesses: mo and rb to a seq_cst write of the same location,
         // and to a fence that a write they reach happens before.
-        let mut reached_writes = vec![0u64; words];
+        let mut reached_writes: Bits = smallvec![0u64; words];
         for ia in 0..k {
             let Place::Access(la) = self.place[ia] else {
                 continue;
@@ -329,7 +336,7 @@ impl PscFrame {
             }
         }
         // From fences: what the accesses after the fence reach by eco.
-        let mut reach = vec![0u64; words];
+        let mut reach: Bits = smallvec![0u64; words];
         for ia in 0..k {
             let Place::Fence(fa) = self.place[ia] else {
                 continue;
