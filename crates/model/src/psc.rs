@@ -32,6 +32,8 @@
 //! bundled `PSC+*` litmus tests exercise the edges kept.
 
 use crate::bits::{iter_bits, set_range_in, BitMatrix};
+use crate::consistency::Analysis;
+use crate::EventId;
 use smallvec::{smallvec, SmallVec};
 
 /// A bit set over the graph's events (a few words: graphs are small, and
@@ -39,8 +41,6 @@ use smallvec::{smallvec, SmallVec};
 type Bits = SmallVec<[u64; 4]>;
 /// Bit sets, one per event or per write, side by side.
 type Rows = SmallVec<[u64; 64]>;
-use crate::consistency::Analysis;
-use crate::EventId;
 
 /// What psc needs that modification order does not change.
 pub(crate) struct PscFrame {
