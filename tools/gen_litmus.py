@@ -172,6 +172,17 @@ test("RMW+cas+weak+race", [["int r0 = atomic_compare_exchange_weak_explicit(x, z
 test("RMW+fetch_add+store", [["int r0 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed);"], [W("x", 5, "rlx")]],
      "0:r0=0 /\\ x=1", "Never", "an RMW reading 0 is next after the initial write in mo, so the store ends last",
      states="0:r0=0; [x]=5 | 0:r0=5; [x]=6")
+test("RMW+steal+SB+sc", [[W("x", 5, "sc"), R("r0", "y", "sc")],
+                         ["int r0 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed);"],
+                         [W("y", 1, "sc"), "int r0 = atomic_fetch_add_explicit(x, 1, memory_order_seq_cst);"]],
+     "0:r0=0 /\\ 1:r0=1 /\\ 2:r0=0 /\\ x=5", "Never",
+     "P2's RMW before the store of 5 in mo, and the load of y before the store of 1, close a psc cycle "
+     "(x=5, the store before the load, the store of 1, the RMW); P1's relaxed RMW changes nothing of it. "
+     "Two of the outcomes are reached only by P2's RMW stealing the source of P1's (revisit graphs that "
+     "the seq_cst search judges)",
+     states="0:r0=0; 1:r0=0; 2:r0=5; [x]=6 | 0:r0=0; 1:r0=5; 2:r0=6; [x]=7 | 0:r0=0; 1:r0=6; 2:r0=5; [x]=7 | "
+            "0:r0=1; 1:r0=0; 2:r0=1; [x]=5 | 0:r0=1; 1:r0=0; 2:r0=5; [x]=6 | 0:r0=1; 1:r0=1; 2:r0=0; [x]=5 | "
+            "0:r0=1; 1:r0=5; 2:r0=0; [x]=6 | 0:r0=1; 1:r0=5; 2:r0=6; [x]=7 | 0:r0=1; 1:r0=6; 2:r0=5; [x]=7")
 test("RMW+3x+fetch_add", [["int r0 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed);"]] * 3,
      "x=3", "Always", "three atomic increments always sum up")
 

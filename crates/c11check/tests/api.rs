@@ -58,6 +58,51 @@ fn store_buffering_seq_cst_forbids_both_zero() {
     assert_eq!(set, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
 }
 
+/// P2's seq_cst RMW reaches P1's outcomes by stealing the source of P1's
+/// relaxed RMW (the revisit graphs, where seq_cst events are around, go
+/// through the seq_cst search); P2's RMW before the store of 5 in mo with
+/// P0's load of `y` reading 0 closes a psc cycle (the RMW, the store, the
+/// load, the store of 1). The final load is relaxed: it observes `x` as
+/// any read would, with no full check at the end. The outcomes are those
+/// of the sequentially consistent interleavings (P1's order changes none).
+/// Fails if a steal's revisit is dropped (two outcomes go missing).
+#[test]
+fn rmw_steals_under_seq_cst_give_exactly_the_sc_outcomes() {
+    let (set, _) = outcomes(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let y = Arc::new(AtomicUsize::new(0));
+        let (x0, y0, x1, x2, y2) = (x.clone(), y.clone(), x.clone(), x.clone(), y.clone());
+        let p0 = thread::spawn(move || {
+            x0.store(5, Ordering::SeqCst);
+            y0.load(Ordering::SeqCst)
+        });
+        let p1 = thread::spawn(move || x1.fetch_add(1, Ordering::Relaxed));
+        let p2 = thread::spawn(move || {
+            y2.store(1, Ordering::SeqCst);
+            x2.fetch_add(1, Ordering::SeqCst)
+        });
+        let r0 = p0.join().unwrap();
+        let r1 = p1.join().unwrap();
+        let r2 = p2.join().unwrap();
+        (r0, r1, r2, x.load(Ordering::Relaxed))
+    });
+    assert!(!set.contains(&(0, 1, 0, 5)), "{set:?}");
+    assert_eq!(
+        set,
+        BTreeSet::from([
+            (0, 0, 5, 6),
+            (0, 5, 6, 7),
+            (0, 6, 5, 7),
+            (1, 0, 1, 5),
+            (1, 0, 5, 6),
+            (1, 1, 0, 5),
+            (1, 5, 0, 6),
+            (1, 5, 6, 7),
+            (1, 6, 5, 7),
+        ])
+    );
+}
+
 fn message_passing(store: Ordering, load: Ordering) -> BTreeSet<(bool, usize)> {
     outcomes(move || {
         let data = Arc::new(AtomicUsize::new(0));
