@@ -325,6 +325,11 @@ impl LocMo {
             }
         }
         for (&r, &s) in self.reads.iter().zip(&self.read_src) {
+            if out.len() == self.writes.len() {
+                // Every write is listed (a location read many times and
+                // written rarely).
+                break;
+            }
             if listed[s / 64] >> (s % 64) & 1 == 0 && before(r) {
                 listed[s / 64] |= 1 << (s % 64);
                 out.push(s);
@@ -348,7 +353,8 @@ impl LocMo {
             return None;
         }
         let mut forced = true;
-        for &a in no_later {
+        // Newest first: a write forced after `wi` is usually a recent one.
+        for &a in no_later.iter().rev() {
             if a == wi {
                 continue;
             }

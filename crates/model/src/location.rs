@@ -552,14 +552,20 @@ pub fn highest_write_ending_mo<K: Ord>(
                     .iter()
                     .any(|&(r1, s1)| s1 == a && reads.iter().any(|&(r2, s2)| s2 == y && hb(r1, r2)))
         };
-        !chain.iter().any(|&a| {
-            writes
-                .iter()
-                .any(|&(y, _)| !chain.contains(&y) && edge_out(a, y))
-        })
+        // The writes outside the chain, listed once (on a location of
+        // RMWs the chain holds most of them).
+        let outside: SmallVec<[EventId; 16]> = (writes.iter())
+            .map(|&(y, _)| y)
+            .filter(|y| !chain.contains(y))
+            .collect();
+        !chain
+            .iter()
+            .any(|&a| outside.iter().any(|&y| edge_out(a, y)))
     };
-    let mut order: SmallVec<[EventId; 16]> = writes.iter().map(|x| x.0).collect();
-    order.sort_unstable_by_key(|&x| std::cmp::Reverse(rank(x)));
+    // Highest rank first (graph order backwards is already that order for
+    // a rank by position).
+    let mut order: SmallVec<[EventId; 16]> = writes.iter().rev().map(|x| x.0).collect();
+    order.sort_by_key(|&x| std::cmp::Reverse(rank(x)));
     order.into_iter().find(|&x| can_end(x))
 }
 
