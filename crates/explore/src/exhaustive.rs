@@ -39,7 +39,7 @@ use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
 use c11check_model::{
     highest_write_ending_mo, is_consistent, is_sc_consistent_given_coherence, needs_sc_search,
     Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict, LocationCoherence, Model,
-    RmwChain, RmwOp, View,
+    RmwChain, RmwOp, View, WriteRef,
 };
 use smallvec::SmallVec;
 use std::time::Instant;
@@ -76,7 +76,7 @@ struct Explorer<'a, D, V> {
     steps: Vec<(u32, Action)>,
     /// The buffers `add_read` lists a location's writes, the sources worth
     /// trying (with their quick verdicts) and the consistent ones in.
-    writes: Vec<EventId>,
+    writes: Vec<WriteRef>,
     candidates: Vec<Candidate>,
     options: Vec<(EventId, bool)>,
     /// The buffers `canonical_source` ranks candidates in.
@@ -89,6 +89,7 @@ struct Explorer<'a, D, V> {
 struct CanonicalScratch {
     cands: Vec<EventId>,
     quick: Vec<Option<bool>>,
+    ranked: Vec<WriteRef>,
 }
 
 /// A source a new read may take: the write, whether the read fails
@@ -267,18 +268,19 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     .map(move |&sp| (w, sp, ExtensionVerdict::Unknown, None))
             })),
             Ok(base) => {
-                let judge = |w: EventId, ord_of_write: bool, wr: bool| {
+                let judge = |w: WriteRef, ord_of_write: bool, wr: bool| {
                     let ord = read_order(&action, ord_of_write);
                     base.read_extension_verdict(t, ord, wr, loc, w)
                 };
                 let mut writes = std::mem::take(&mut self.writes);
                 base.writes_into(&mut writes);
-                for &w in &writes {
+                for &wref in &writes {
+                    let w = wref.id;
                     for &sp in spurious(g, w) {
                         let wr = writes_when(g, w, sp);
-                        let verdict = judge(w, wr, wr);
+                        let verdict = judge(wref, wr, wr);
                         let loose = (is_rmw && wr && verdict != ExtensionVerdict::Consistent)
-                            .then(|| judge(w, true, false).known())
+                            .then(|| judge(wref, true, false).known())
                             .flatten();
                         let ruled_out = verdict == ExtensionVerdict::Inconsistent
                             && (!is_rmw || !wr || loose == Some(false));
@@ -1015,7 +1017,11 @@ fn canonical_source(
     scratch: &mut CanonicalScratch,
 ) -> Option<EventId> {
     let loc = ev.loc()?;
-    let CanonicalScratch { cands, quick } = scratch;
+    let CanonicalScratch {
+        cands,
+        quick,
+        ranked,
+    } = scratch;
     quick.clear();
     // Most candidates are judged from one analysis of the graph before `e`
     // (see `LocationCoherence::read_extension_verdict`); the rest in full.
@@ -1023,20 +1029,23 @@ fn canonical_source(
     // is judged.
     match LocationCoherence::new(h, model, loc) {
         Ok(base) => {
-            base.writes_into(cands);
-            cands.sort_unstable_by_key(|&x| std::cmp::Reverse(canonical_rank(x)));
-            for &x in cands.iter() {
+            base.writes_into(ranked);
+            ranked.sort_unstable_by_key(|x| std::cmp::Reverse(canonical_rank(x.id)));
+            cands.clear();
+            cands.extend(ranked.iter().map(|x| x.id));
+            for &xref in ranked.iter() {
+                let x = xref.id;
                 let writes = read_writes(&ev.action, h.written_value(x), false);
                 let ord = read_order(&ev.action, writes);
                 let q = match base
-                    .read_extension_verdict(e.thread, ord, writes, loc, x)
+                    .read_extension_verdict(e.thread, ord, writes, loc, xref)
                     .known()
                 {
                     None => None,
                     Some(false) => Some(false),
-                    Some(true) if !base.could_end_mo(x) => Some(false),
+                    Some(true) if !base.could_end_mo(xref) => Some(false),
                     Some(true) => (!base.sc_search_needed()
-                        || (consistent && base.is_forced_last(x)))
+                        || (consistent && base.is_forced_last(xref)))
                     .then_some(true),
                 };
                 quick.push(q);

@@ -22,4 +22,6 @@ pub use event::{
     Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
 };
 pub use graph::{ExecutionGraph, RmwChain, View};
-pub use location::{highest_write_ending_mo, ExtensionVerdict, LocationCoherence};
+pub use location::{
+    highest_write_ending_mo, ExtensionVerdict, LocWrite, LocationCoherence, WriteRef,
+};

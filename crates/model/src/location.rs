@@ -217,6 +217,46 @@ impl ExtensionVerdict {
     }
 }
 
+/// A write of the location as [`LocationCoherence::writes_into`] lists it,
+/// with its place in the constraints: asked about by this handle, it needs
+/// no search among the location's writes (which, asked for each write at
+/// each new access, grows with the square of a long RMW chain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteRef {
+    pub id: EventId,
+    index: usize,
+}
+
+/// A write of the location asked about: its id, or a [`WriteRef`].
+pub trait LocWrite: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    fn index_in(self, lm: &LocMo) -> usize;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::EventId {}
+    impl Sealed for super::WriteRef {}
+}
+
+impl LocWrite for EventId {
+    #[inline]
+    fn index_in(self, lm: &LocMo) -> usize {
+        lm.index_of(self)
+    }
+}
+
+impl LocWrite for WriteRef {
+    #[inline]
+    fn index_in(self, lm: &LocMo) -> usize {
+        debug_assert_eq!(
+            lm.writes[self.index], self.id,
+            "a handle of another location"
+        );
+        self.index
+    }
+}
+
 /// The coherence constraints of one location in a graph known to be
 /// consistent, with the graph's remembered clocks: what judging a new access
 /// of that location takes.
@@ -614,7 +654,7 @@ impl<'g> LocationCoherence<'g> {
         ord: MemOrder,
         writes: bool,
         loc: Loc,
-        w: EventId,
+        w: impl LocWrite,
     ) -> ExtensionVerdict {
         let g = self.g;
         let nt = self.memo.stride;
@@ -650,7 +690,7 @@ impl<'g> LocationCoherence<'g> {
             cached.as_mut().expect("just set").0 = t;
         }
         let no_later = &cached.as_ref().expect("computed above").1;
-        let wi = lm.index_of(w);
+        let wi = w.index_in(lm);
         let Some(forced) = lm.accepts_read_after(wi, writes, no_later) else {
             return ExtensionVerdict::Inconsistent;
         };
@@ -690,17 +730,17 @@ impl<'g> LocationCoherence<'g> {
     /// order as far as the constraints go (seq_cst aside): it ends its RMW
     /// chain and no other chain is forced after that one. New reads of `w`
     /// keep that so.
-    pub fn could_end_mo(&self, w: EventId) -> bool {
+    pub fn could_end_mo(&self, w: impl LocWrite) -> bool {
         let lm = &self.cache().lm;
-        lm.could_end(lm.index_of(w))
+        lm.could_end(w.index_in(lm))
     }
 
     /// Whether every other write of this location is forced before `w`:
     /// it is last in every modification order, and a new read of it needs
     /// no seq_cst search (see [`Self::read_extension_verdict`]).
-    pub fn is_forced_last(&self, w: EventId) -> bool {
+    pub fn is_forced_last(&self, w: impl LocWrite) -> bool {
         let lm = &self.cache().lm;
-        lm.is_forced_last(lm.index_of(w))
+        lm.is_forced_last(w.index_in(lm))
     }
 
     /// The location's writes, the initialisation write first, then in the
@@ -709,15 +749,16 @@ impl<'g> LocationCoherence<'g> {
     pub fn writes(&self) -> Vec<EventId> {
         let mut writes = Vec::new();
         self.writes_into(&mut writes);
-        writes
+        writes.into_iter().map(|w| w.id).collect()
     }
 
     /// [`Self::writes`] into `out` (replacing what it held): a caller
     /// asking for every new read keeps one buffer.
-    pub fn writes_into(&self, out: &mut Vec<EventId>) {
+    pub fn writes_into(&self, out: &mut Vec<WriteRef>) {
         out.clear();
-        out.extend_from_slice(&self.cache().lm.writes);
-        out.sort_unstable_by_key(|x| (!x.is_init(), x.thread, x.index));
+        let writes = self.cache().lm.writes.iter().enumerate();
+        out.extend(writes.map(|(index, &id)| WriteRef { id, index }));
+        out.sort_unstable_by_key(|x| (!x.id.is_init(), x.id.thread, x.id.index));
     }
 
     /// Whether the seq_cst axiom takes a search over modification orders
