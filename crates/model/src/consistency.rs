@@ -454,7 +454,10 @@ impl LocMo {
             }
         }
         self.add_closed_edge(0, b)?;
-        for a in 1..b {
+        // Newest first: once an edge from the latest write before `w` is
+        // in, the older ones are implied and cost nothing (oldest first,
+        // each would update the closure again).
+        for a in (1..b).rev() {
             let x = self.writes[a];
             if hb(x, w) {
                 self.add_closed_edge(a, b)?; // CoWW
@@ -463,7 +466,7 @@ impl LocMo {
                 self.add_closed_edge(b, a)?;
             }
         }
-        for ri in 0..self.reads.len() {
+        for ri in (0..self.reads.len()).rev() {
             let (r, src) = (self.reads[ri], self.read_src[ri]);
             if hb(r, w) {
                 self.add_closed_edge(src, b)?; // CoRW
