@@ -117,8 +117,63 @@ impl BitMatrix {
     pub fn iter_row(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         iter_bits(self.row(i))
     }
-    /// Transitive closure (Warshall, one row-or per pair).
+    /// Transitive closure. Past one word per row, an acyclic relation (as
+    /// a coherence order is) is closed along a topological order, each row
+    /// from its successors' closed rows, nearest first, skipping one that a
+    /// nearer successor reaches already: about n² / 64 word operations
+    /// where the relation is nearly a total order, for which Warshall's
+    /// takes n³ / 128. Cyclic ones are closed by Warshall's.
     pub fn close(&mut self) {
+        if self.n <= 64 || !self.close_acyclic() {
+            self.close_warshall();
+        }
+    }
+
+    /// [`Self::close`] for an acyclic relation; false (leaving it as it
+    /// was) for a cyclic one.
+    fn close_acyclic(&mut self) -> bool {
+        let (n, words) = (self.n, self.words);
+        // Kahn's algorithm: a topological order, if there is one.
+        let mut indegree = vec![0u32; n];
+        for i in 0..n {
+            for j in self.iter_row(i) {
+                indegree[j] += 1;
+            }
+        }
+        let mut ready: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+        let mut topo = Vec::with_capacity(n);
+        while let Some(v) = ready.pop() {
+            topo.push(v);
+            for j in iter_bits(&self.bits[v * words..(v + 1) * words]) {
+                indegree[j] -= 1;
+                if indegree[j] == 0 {
+                    ready.push(j);
+                }
+            }
+        }
+        if topo.len() < n {
+            return false;
+        }
+        // Last first: every successor of a row's node is closed already.
+        let mut acc = vec![0u64; words];
+        for p in (0..n).rev() {
+            let v = topo[p];
+            acc.fill(0);
+            for &j in &topo[p + 1..] {
+                if self.get(v, j) && acc[j / 64] >> (j % 64) & 1 == 0 {
+                    acc[j / 64] |= 1 << (j % 64);
+                    for (a, &b) in acc.iter_mut().zip(self.row(j)) {
+                        *a |= b;
+                    }
+                }
+            }
+            self.bits[v * words..(v + 1) * words].copy_from_slice(&acc);
+        }
+        true
+    }
+
+    /// Transitive closure (Warshall, one row-or per pair).
+    fn close_warshall(&mut self) {
         for k in 0..self.n {
             for i in 0..self.n {
                 if i != k && self.get(i, k) {
@@ -251,6 +306,48 @@ mod tests {
         assert!(
             cyclic > 50 && acyclic > 50,
             "{cyclic} cyclic, {acyclic} acyclic"
+        );
+    }
+
+    /// The closure along a topological order equals Warshall's on random
+    /// relations of several words per row: sparse, dense, nearly total
+    /// orders, and cyclic ones (which take Warshall's).
+    #[test]
+    fn close_equals_warshall() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut acyclic_large = 0;
+        for round in 0..300 {
+            let n = [65, 70, 128, 129, 200][round % 5];
+            let mut m = BitMatrix::new(n);
+            let edges = match round % 3 {
+                0 => n,
+                1 => n * 4,
+                _ => n * n / 3,
+            };
+            for _ in 0..edges {
+                let (i, j) = (next() as usize % n, next() as usize % n);
+                if i < j || next() % 64 == 0 {
+                    m.set(i, j);
+                }
+            }
+            let mut fast = m.clone();
+            fast.close();
+            let mut slow = m.clone();
+            slow.close_warshall();
+            assert_eq!(fast, slow, "n = {n}, round {round}");
+            if !m.has_cycle() {
+                acyclic_large += 1;
+            }
+        }
+        assert!(
+            acyclic_large > 100,
+            "only {acyclic_large} acyclic relations"
         );
     }
 
