@@ -77,6 +77,19 @@ fn iriw(n: usize, ord: MemOrder) -> StraightLine {
     }
 }
 
+/// One long thread: `n` relaxed stores to `x`, then store buffering on
+/// `x` and `y` with a second thread (4 executions, each with the long
+/// prefix, whose stores the second thread's load may read).
+fn prefix_sb(n: usize) -> StraightLine {
+    let mut t0 = vec![store(0, MemOrder::Relaxed); n];
+    t0.extend([store(0, MemOrder::Relaxed), load_(1, MemOrder::Relaxed)]);
+    let t1 = vec![store(1, MemOrder::Relaxed), load_(0, MemOrder::Relaxed)];
+    StraightLine {
+        init: vec![0; 2],
+        threads: vec![t0, t1],
+    }
+}
+
 fn litmus_dir(dir: &Path) -> Result {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -147,6 +160,14 @@ fn benchmarks(quick: bool) -> Vec<(String, String)> {
             "IRIW with 3 writers, seq_cst".to_string(),
         ),
     ];
+    v.push((
+        "long-rmw-1000".to_string(),
+        "1 thread x 1,000 fetch_add (one long execution)".to_string(),
+    ));
+    v.push((
+        "long-prefix-1000".to_string(),
+        "1,000 relaxed stores to x, then SB on x, y".to_string(),
+    ));
     if !quick {
         v.push(("rmw-4x3".to_string(), "4 threads x 3 fetch_add".to_string()));
         v.push((
@@ -176,6 +197,8 @@ fn run_one(name: &str) -> Result {
         "sb-ring-8-rlx" => explore(sb_ring(8, Relaxed), vec![]),
         "iriw-3-rlx" => explore(iriw(3, Relaxed), vec![]),
         "iriw-3-sc" => explore(iriw(3, SeqCst), vec![]),
+        "long-rmw-1000" => explore(rmws(1, 1000), vec![Loc(0)]),
+        "long-prefix-1000" => explore(prefix_sb(1000), vec![]),
         _ => panic!("unknown benchmark {name}"),
     }
 }

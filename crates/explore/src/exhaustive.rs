@@ -42,13 +42,30 @@ use c11check_model::{
     RmwChain, RmwOp, View, WriteRef,
 };
 use smallvec::SmallVec;
+use std::rc::Rc;
 use std::time::Instant;
 
-/// A pending branch: a graph to continue, and possibly a write whose backward
+/// A branch to run: a graph to continue, and possibly a write whose backward
 /// revisits have still to be computed.
 struct Item {
     g: ExecutionGraph,
     written: Option<EventId>,
+}
+
+/// A pending branch. (Graphs are most of the stack, held inline as before:
+/// boxing them would cost an allocation per branch.)
+#[allow(clippy::large_enum_variant)]
+enum Pending {
+    Graph(Item),
+    /// The sources of `read` still to try (the last first), each a branch:
+    /// one copy of the graph for all of them, made into a graph of its own
+    /// when its turn comes. (A read with many possible sources would
+    /// otherwise hold a copy per source.)
+    Sources {
+        base: Rc<ExecutionGraph>,
+        read: EventId,
+        sources: Vec<(EventId, bool)>,
+    },
 }
 
 enum Pick {
@@ -61,7 +78,7 @@ struct Explorer<'a, D, V> {
     config: &'a Config,
     visitor: &'a mut V,
     stats: Stats,
-    stack: Vec<Item>,
+    stack: Vec<Pending>,
     start: Instant,
     stop: bool,
     /// Reference-count updates commute (their order is not explored) until
@@ -106,7 +123,7 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         config,
         visitor,
         stats: Stats::default(),
-        stack: vec![Item { g, written: None }],
+        stack: vec![Pending::Graph(Item { g, written: None })],
         start,
         stop: false,
         commute: config.commute_refcounts && config.model != c11check_model::Model::Sc,
@@ -118,15 +135,15 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         options: Vec::new(),
         canonical: CanonicalScratch::default(),
     };
-    while let Some(item) = ex.stack.pop() {
+    while let Some(item) = ex.next_branch() {
         ex.run(item.g, item.written);
         if ex.restart {
             ex.restart = false;
             ex.commute = false;
-            ex.stack = vec![Item {
+            ex.stack = vec![Pending::Graph(Item {
                 g: ex.driver.initial_graph(),
                 written: None,
-            }];
+            })];
             ex.stats = Stats::default();
             ex.visitor.restart();
             continue;
@@ -141,6 +158,34 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
 }
 
 impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
+    /// The branch on top of the stack, taken off it.
+    fn next_branch(&mut self) -> Option<Item> {
+        let (read, (w, sp), last) = match self.stack.last_mut()? {
+            Pending::Graph(_) => match self.stack.pop() {
+                Some(Pending::Graph(item)) => return Some(item),
+                _ => unreachable!("the top was a graph"),
+            },
+            Pending::Sources { read, sources, .. } => {
+                let next = sources.pop().expect("a source left");
+                (*read, next, sources.is_empty())
+            }
+        };
+        let mut g = match (last, self.stack.last()) {
+            (true, _) => match self.stack.pop() {
+                Some(Pending::Sources { base, .. }) => {
+                    Rc::try_unwrap(base).unwrap_or_else(|shared| (*shared).clone())
+                }
+                _ => unreachable!("the top was a read's sources"),
+            },
+            (false, Some(Pending::Sources { base, .. })) => (**base).clone(),
+            (false, _) => unreachable!("the top was a read's sources"),
+        };
+        g.set_rf(read, w);
+        g.update_event(read, |e| e.spurious_fail = sp);
+        let written = g.event(read).is_write().then_some(read);
+        Some(Item { g, written })
+    }
+
     fn run(&mut self, mut g: ExecutionGraph, written: Option<EventId>) {
         if let Some(w) = written {
             self.calc_revisits(&g, w);
@@ -335,17 +380,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             self.options = options;
             return None;
         };
-        for &(w, sp) in others.iter().chain([&chosen]) {
-            g.set_rf(id, w);
-            g.update_event(id, |e| e.spurious_fail = sp);
-            if (w, sp) != chosen {
-                let written = writes_when(g, w, sp).then_some(id);
-                self.stack.push(Item {
-                    g: g.clone(),
-                    written,
-                });
-            }
+        if !others.is_empty() {
+            self.stack.push(Pending::Sources {
+                base: Rc::new(g.clone()),
+                read: id,
+                sources: others.to_vec(),
+            });
         }
+        g.set_rf(id, chosen.0);
+        g.update_event(id, |e| e.spurious_fail = chosen.1);
         self.options = options;
         Some(id)
     }
@@ -496,7 +539,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
                 self.stats.revisits += 1;
                 let written = (!waits && g2.event(r).is_write()).then_some(r);
-                self.stack.push(Item { g: g2, written });
+                self.stack.push(Pending::Graph(Item { g: g2, written }));
             }
         }
     }
@@ -816,10 +859,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 continue;
             }
             self.stats.revisits += 1;
-            self.stack.push(Item {
+            self.stack.push(Pending::Graph(Item {
                 g: g2,
                 written: Some(e),
-            });
+            }));
         }
     }
 
