@@ -271,17 +271,21 @@ mod tests {
         }
     }
 
-    /// `has_cycle` agrees with the transitive closure's diagonal on random
-    /// sparse relations of one and several words per row, self-loops included.
-    #[test]
-    fn has_cycle_matches_closure() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
+    /// A xorshift generator: random relations, the same on every run.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
-        };
+        }
+    }
+
+    /// `has_cycle` agrees with the transitive closure's diagonal on random
+    /// sparse relations of one and several words per row, self-loops included.
+    #[test]
+    fn has_cycle_matches_closure() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let (mut cyclic, mut acyclic) = (0, 0);
         for round in 0..400 {
             let n = [3, 9, 40, 70, 130][round % 5];
@@ -289,7 +293,7 @@ mod tests {
             for _ in 0..n + (next() as usize % n) {
                 let (i, j) = (next() as usize % n, next() as usize % n);
                 // Mostly forward edges, so that both answers occur.
-                if i < j || next() % 8 == 0 {
+                if i < j || next().is_multiple_of(8) {
                     m.set(i, j);
                 }
             }
@@ -314,13 +318,7 @@ mod tests {
     /// orders, and cyclic ones (which take Warshall's).
     #[test]
     fn close_equals_warshall() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut acyclic_large = 0;
         for round in 0..300 {
             let n = [65, 70, 128, 129, 200][round % 5];
@@ -332,7 +330,7 @@ mod tests {
             };
             for _ in 0..edges {
                 let (i, j) = (next() as usize % n, next() as usize % n);
-                if i < j || next() % 64 == 0 {
+                if i < j || next().is_multiple_of(64) {
                     m.set(i, j);
                 }
             }
