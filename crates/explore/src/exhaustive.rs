@@ -160,25 +160,28 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
 impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// The branch on top of the stack, taken off it.
     fn next_branch(&mut self) -> Option<Item> {
-        let (read, (w, sp), last) = match self.stack.last_mut()? {
-            Pending::Graph(_) => match self.stack.pop() {
-                Some(Pending::Graph(item)) => return Some(item),
-                _ => unreachable!("the top was a graph"),
-            },
-            Pending::Sources { read, sources, .. } => {
+        let (read, (w, sp), mut g) = match self.stack.pop()? {
+            Pending::Graph(item) => return Some(item),
+            Pending::Sources {
+                base,
+                read,
+                mut sources,
+            } => {
                 let next = sources.pop().expect("a source left");
-                (*read, next, sources.is_empty())
+                let g = match sources.is_empty() {
+                    true => Rc::try_unwrap(base).unwrap_or_else(|shared| (*shared).clone()),
+                    false => {
+                        let g = (*base).clone();
+                        self.stack.push(Pending::Sources {
+                            base,
+                            read,
+                            sources,
+                        });
+                        g
+                    }
+                };
+                (read, next, g)
             }
-        };
-        let mut g = match (last, self.stack.last()) {
-            (true, _) => match self.stack.pop() {
-                Some(Pending::Sources { base, .. }) => {
-                    Rc::try_unwrap(base).unwrap_or_else(|shared| (*shared).clone())
-                }
-                _ => unreachable!("the top was a read's sources"),
-            },
-            (false, Some(Pending::Sources { base, .. })) => (**base).clone(),
-            (false, _) => unreachable!("the top was a read's sources"),
         };
         g.set_rf(read, w);
         g.update_event(read, |e| e.spurious_fail = sp);
