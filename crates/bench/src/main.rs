@@ -78,8 +78,10 @@ fn iriw(n: usize, ord: MemOrder) -> StraightLine {
 }
 
 /// One long thread: `n` relaxed stores to `x`, then store buffering on
-/// `x` and `y` with a second thread (4 executions, each with the long
-/// prefix, whose stores the second thread's load may read).
+/// `x` and `y` with a second thread. The second thread's load of `x` may
+/// read the initial value or any of the `n + 1` stores, and the first
+/// thread's load of `y` either value, so there are `2(n + 2)` executions
+/// (2,004 for n = 1,000), each with the long prefix.
 fn prefix_sb(n: usize) -> StraightLine {
     let mut t0 = vec![store(0, MemOrder::Relaxed); n];
     t0.extend([store(0, MemOrder::Relaxed), load_(1, MemOrder::Relaxed)]);
