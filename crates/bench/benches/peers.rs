@@ -309,6 +309,7 @@ fn main() {
     let names = c11check_bench::plain_args(&args, &["--budget"]);
     let exe = std::env::current_exe().unwrap();
     println!("c11check vs loom 0.7.2 vs shuttle 0.9.9 (budget {budget} s per exhaustive run, {samples} samples for random/PCT)");
+    println!("Machine: {}", c11check_bench::machine());
     println!();
     println!("| program | tool | executions | complete | time (s) | per execution (µs) | peak RSS (MiB) | time vs c11check |");
     println!("|---|---|---:|---|---:|---:|---:|---:|");

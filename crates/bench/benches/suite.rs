@@ -297,6 +297,7 @@ fn main() {
     let names = c11check_bench::plain_args(&args, &["--budget", "--seeds"]);
     let exe = std::env::current_exe().unwrap();
     println!("CDSChecker/C11Tester benchmarks: c11check vs loom 0.7.2 vs shuttle 0.9.9 (exhaustive budget {budget} s; {seeds} seeds per sampling tool, one execution each)");
+    println!("Machine: {}", c11check_bench::machine());
     println!();
     println!("| benchmark | documented | c11check: executions (blocked) | time (s) | peak MiB | verdict | c11check random: hit rate | µs/exec | ns/op | c11check PCT(3) | loom: iterations | time (s) | verdict | shuttle random | µs/exec | shuttle PCT(3) |");
     println!("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");

@@ -67,6 +67,31 @@ pub fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// The processor the benchmarks run on, as `/proc/cpuinfo` names it, with
+/// the number of CPUs and the clock it reports. The machines of one kind
+/// differ from day to day (an AMD EPYC one day, a 2 GHz Intel Xeon
+/// another), and times are only comparable on the same processor.
+pub fn machine() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let cpus = info.lines().filter(|l| l.starts_with("processor")).count();
+    match field("model name") {
+        Some(model) => {
+            let mhz = field("cpu MHz")
+                .and_then(|m| m.parse::<f64>().ok())
+                .map(|m| format!(" at {m:.0} MHz"))
+                .unwrap_or_default();
+            format!("{model}, {cpus} CPUs{mhz}")
+        }
+        None => "an unknown processor".to_string(),
+    }
+}
+
 /// The benchmark programs under c11check.
 #[allow(clippy::new_without_default)]
 pub mod c11 {

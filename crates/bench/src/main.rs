@@ -221,6 +221,8 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     let only: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let exe = std::env::current_exe().expect("own path");
+    println!("Machine: {}", c11check_bench::machine());
+    println!();
     println!(
         "| benchmark | what | executions | blocked | time (s) | executions/s | peak RSS (MiB) |"
     );

@@ -396,7 +396,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         Some(id)
     }
 
-    /// Pushes every allowed backward revisit of the reads added before write `w`.
+    /// Pushes every allowed backward revisit of the reads added before write
+    /// `w` (last in its thread, and read by nothing).
     fn calc_revisits(&mut self, g: &ExecutionGraph, w: EventId) {
         self.calc_revisits_with(g, w, false);
     }
@@ -444,6 +445,20 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         };
         reads.retain(|&r| !prefix.contains(r));
         let needs_sc = std::cell::OnceCell::new();
+        // Whether `w` ends modification order in some witness of the
+        // consistency of `g` (not stealing): when `w` is last in its thread
+        // and read by nothing, the graph without it is consistent (a
+        // restriction of `g`), and `w` can follow all of it, a store
+        // always, an RMW when its source is forced last there.
+        let ends_mo = std::cell::OnceCell::new();
+        let w_ends_mo = || {
+            *ends_mo.get_or_init(|| {
+                g.thread_len(w.thread) == w.index + 1
+                    && !g.events().any(|(_, e)| e.rf == Some(w))
+                    && (!g.event(w).is_read()
+                        || source_forced_last_without(g, &g.full_view(), w, model))
+            })
+        };
         for r in reads {
             let rstamp = g.event(r).stamp;
             let mut keep = View(
@@ -460,7 +475,19 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for (t, &n) in prefix.0.iter().enumerate() {
                 keep.0[t] = keep.0[t].max(n);
             }
-            if !self.maximal_extension(g, &keep, r, w, !stealing) {
+            // Where `w` stole `r`'s source: whether that write is forced last
+            // in the kept events without `r` and `w` (asked at most once).
+            let stolen_last = std::cell::OnceCell::new();
+            let stolen_source_last = || {
+                *stolen_last.get_or_init(|| {
+                    stealing && {
+                        let mut part = keep.clone();
+                        part.0[r.thread as usize] = r.index;
+                        source_forced_last_without(g, &part, w, model)
+                    }
+                })
+            };
+            if !self.maximal_extension(g, &keep, r, w, !stealing, &stolen_source_last) {
                 continue;
             }
             // The kept events but `r`, which is last in its thread, and
@@ -498,8 +525,30 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 let quick = {
                     let read = (!waits).then(|| read_writes(&action, g.written_value(w), sp));
                     let kept = base.as_ref().expect("kept until the last");
-                    match self.revisit_extension_consistent(kept, r, w, read, stealing, &action) {
+                    let verdict = match self
+                        .revisit_extension_consistent(kept, r, w, read, stealing, &action)
+                    {
                         ExtensionVerdict::Consistent if sc_matters => ExtensionVerdict::Coherent,
+                        v => v,
+                    };
+                    // Some witness of the kept part's consistency has `w`
+                    // last in modification order: a witness of `g`'s where
+                    // it is (the part is closed under po and rf), or, where
+                    // `w` stole the source, one of the part without `w`
+                    // (the restriction of a consistent graph), where that
+                    // source is last, followed by `w`. `r`, last in its
+                    // thread and read by nothing kept, reads `w` (and, when
+                    // it writes, follows it): no edge of any relation the
+                    // seq_cst axiom closes over leaves `r`, and none leaves
+                    // `w` but to `r`, so no cycle goes through them, and
+                    // coherence is all there is to check.
+                    let w_last = verdict == ExtensionVerdict::Coherent
+                        && match stealing {
+                            false => w_ends_mo(),
+                            true => stolen_source_last(),
+                        };
+                    match verdict {
+                        ExtensionVerdict::Coherent if w_last => ExtensionVerdict::Consistent,
                         v => v,
                     }
                 };
@@ -608,6 +657,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         r: EventId,
         w: EventId,
         consistent: bool,
+        stolen_source_last: &dyn Fn() -> bool,
     ) -> bool {
         let mut discarded: Vec<(u32, EventId)> = g
             .events()
@@ -680,6 +730,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // spare seq_cst searches.
         let model = self.config.model;
         let mut h_consistent = consistent.then_some(true);
+        // Whether `view` is still the kept part (no discarded event added).
+        let mut kept_only = true;
         for (_, e) in discarded {
             let ev = g.event(e);
             if self.commute && ev.is_refcount() {
@@ -716,9 +768,16 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                             // `g` is coherent with `w` not held to atomicity
                             // (the loose check before a steal); restricted,
                             // with `w` a read, so is `h`, unless reference
-                            // counts were relinked: only psc is left.
+                            // counts were relinked: only psc is left. Built
+                            // before any discarded event is added, `h` is the
+                            // kept part without `w` (consistent) and `w`'s
+                            // read: where the source `w` stole is forced last
+                            // in that part, `w` reads the last write, which
+                            // keeps it consistent.
                             let restriction = !relinked_counts(&view);
-                            let sc = restriction && is_sc_consistent_given_coherence(h, model);
+                            let sc = restriction
+                                && ((kept_only && stolen_source_last())
+                                    || is_sc_consistent_given_coherence(h, model));
                             debug_assert!(
                                 !restriction || sc == is_consistent(h, model),
                                 "the kept part of a steal is not coherent"
@@ -753,6 +812,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
             }
             view.include(e);
+            kept_only = false;
             if let Some(h) = &mut h {
                 h.push_event(e.thread, ev.clone());
                 // Only an update of a count changes the counts' chains.
@@ -841,7 +901,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for (t, &n) in prefix.0.iter().enumerate() {
                 keep.0[t] = keep.0[t].max(n);
             }
-            if !self.maximal_extension(g, &keep, e, d, true) {
+            if !self.maximal_extension(g, &keep, e, d, true, &|| false) {
                 continue;
             }
             let mut g2 = g.restrict(&keep);
@@ -956,6 +1016,20 @@ fn classes_kept(g: &ExecutionGraph, g2: &ExecutionGraph, moved: EventId) -> bool
             || id.index + 1 == g2.thread_len(id.thread)
             || e.refcount_class() == g.event(id).refcount_class()
     })
+}
+
+/// Whether the source of RMW `w` is forced last in modification order,
+/// every other write of its location forced before it, in the part `part`
+/// of `g` (closed under po and rf, `w` last in its thread there and read by
+/// nothing in it) without `w`.
+fn source_forced_last_without(g: &ExecutionGraph, part: &View, w: EventId, model: Model) -> bool {
+    let (Some(src), Some(loc)) = (g.event(w).rf, g.loc_of(w)) else {
+        return false;
+    };
+    let mut view = part.clone();
+    view.0[w.thread as usize] = w.index;
+    let k = g.restrict_uncached(&view);
+    LocationCoherence::new(&k, model, loc).is_ok_and(|lc| lc.is_forced_last(src))
 }
 
 /// Whether `action`, a read, also writes when it reads `value`: an RMW, or a
