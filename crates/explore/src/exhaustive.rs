@@ -346,37 +346,45 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // the graph itself.
         let mut options = std::mem::take(&mut self.options);
         options.clear();
-        for &(w, sp, verdict, loose) in &candidates {
-            // Try the source in place (a source judged good needs no graph,
-            // but for the debug builds' full check); copy the graph only to
-            // keep it.
-            if verdict != ExtensionVerdict::Consistent || cfg!(debug_assertions) {
-                g.set_rf(id, w);
-                g.update_event(id, |e| e.spurious_fail = sp);
-            }
-            if judged_in_full(g, model, verdict) {
-                options.push((w, sp));
-            } else if g.event(id).is_rmw() && steals_from_unsettled_rmw(g, id, w, self.commute) && {
-                let full = || Analysis::new_with_loose_rmw(g, model, id).is_ok();
-                debug_assert!(
-                    loose.is_none_or(|v| v == full()),
-                    "quick loose-RMW check disagrees with the full one"
-                );
-                loose.unwrap_or_else(full)
-            } {
-                // The RMW reads a write another, still revisitable RMW read:
-                // this graph is dropped, but its backward revisits (which make
-                // that RMW read from this one) are executions to explore.
-                self.calc_revisits_with(g, id, true);
-            }
-        }
         // A lock acquisition that finds the lock held only waits: when it
         // can take the lock instead (it is scheduled while the lock is free,
-        // see `runnable`), waiting is not explored.
-        if matches!(action, Action::Cas { lock: true, .. })
-            && options.iter().any(|&(w, sp)| writes_when(g, w, sp))
-        {
-            options.retain(|&(w, sp)| writes_when(g, w, sp));
+        // see `runnable`), waiting is not explored. So its sources that take
+        // the lock are judged first, and the others only if none can.
+        let lock = matches!(action, Action::Cas { lock: true, .. });
+        for taking in [true, false] {
+            if !taking && (!lock || !options.is_empty()) {
+                break;
+            }
+            for &(w, sp, verdict, loose) in &candidates {
+                if lock && writes_when(g, w, sp) != taking {
+                    continue;
+                }
+                // Try the source in place (a source judged good needs no graph,
+                // but for the debug builds' full check); copy the graph only to
+                // keep it.
+                if verdict != ExtensionVerdict::Consistent || cfg!(debug_assertions) {
+                    g.set_rf(id, w);
+                    g.update_event(id, |e| e.spurious_fail = sp);
+                }
+                if judged_in_full(g, model, verdict) {
+                    options.push((w, sp));
+                } else if g.event(id).is_rmw()
+                    && steals_from_unsettled_rmw(g, id, w, self.commute)
+                    && {
+                        let full = || Analysis::new_with_loose_rmw(g, model, id).is_ok();
+                        debug_assert!(
+                            loose.is_none_or(|v| v == full()),
+                            "quick loose-RMW check disagrees with the full one"
+                        );
+                        loose.unwrap_or_else(full)
+                    }
+                {
+                    // The RMW reads a write another, still revisitable RMW read:
+                    // this graph is dropped, but its backward revisits (which make
+                    // that RMW read from this one) are executions to explore.
+                    self.calc_revisits_with(g, id, true);
+                }
+            }
         }
         self.candidates = candidates;
         let Some((&chosen, others)) = options.split_last() else {
