@@ -37,9 +37,9 @@
 
 use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
 use c11check_model::{
-    highest_write_ending_mo, is_consistent, is_sc_consistent_given_coherence, needs_sc_search,
-    Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict, LocationCoherence, Model,
-    RmwChain, RmwOp, View, WriteRef,
+    forced_last_in_part, highest_write_ending_mo, is_consistent, is_sc_consistent_given_coherence,
+    needs_sc_search, Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict,
+    LocationCoherence, Model, RmwChain, RmwOp, View, WriteRef,
 };
 use smallvec::SmallVec;
 use std::rc::Rc;
@@ -1036,8 +1036,14 @@ fn source_forced_last_without(g: &ExecutionGraph, part: &View, w: EventId, model
     };
     let mut view = part.clone();
     view.0[w.thread as usize] = w.index;
-    let k = g.restrict_uncached(&view);
-    LocationCoherence::new(&k, model, loc).is_ok_and(|lc| lc.is_forced_last(src))
+    let forced = forced_last_in_part(g, model, &view, loc, src) == Some(true);
+    debug_assert_eq!(
+        forced,
+        LocationCoherence::new(&g.restrict_uncached(&view), model, loc)
+            .is_ok_and(|lc| lc.is_forced_last(src)),
+        "the part's constraints built in place differ from its copy's"
+    );
+    forced
 }
 
 /// Whether `action`, a read, also writes when it reads `value`: an RMW, or a

@@ -23,5 +23,6 @@ pub use event::{
 };
 pub use graph::{ExecutionGraph, RmwChain, View};
 pub use location::{
-    highest_write_ending_mo, ExtensionVerdict, LocWrite, LocationCoherence, WriteRef,
+    forced_last_in_part, highest_write_ending_mo, ExtensionVerdict, LocWrite, LocationCoherence,
+    WriteRef,
 };

@@ -609,6 +609,59 @@ pub fn highest_write_ending_mo<K: Ord>(
     order.into_iter().find(|&x| can_end(x))
 }
 
+/// Whether write `w` of `loc` is forced last in modification order in the
+/// part `part` of `g` (closed under po and rf, so happens-before among its
+/// events is `g`'s): coherence and atomicity put every other write of the
+/// part before it. The part's constraints at `loc` are built from its
+/// accesses without copying the graph; `None` when po ∪ rf is cyclic, the
+/// part is incoherent at `loc`, or `w` is not one of its writes.
+pub fn forced_last_in_part(
+    g: &ExecutionGraph,
+    model: Model,
+    part: &crate::View,
+    loc: Loc,
+    w: EventId,
+) -> Option<bool> {
+    let mut memo = g.memo.0.borrow_mut();
+    if !extend_clocks(g, model, &mut memo) {
+        return None;
+    }
+    let mut lm = pooled(loc);
+    let m = Rc::get_mut(&mut lm).expect("pooled unshared");
+    m.writes.push(EventId::init(loc));
+    for t in 0..g.num_threads() as u32 {
+        let n = part.0.get(t as usize).map_or(0, |&n| n as usize);
+        for (i, e) in g.thread_events(t).iter().take(n).enumerate() {
+            if e.loc() == Some(loc) {
+                let id = EventId::new(t, i as u32);
+                if e.is_write() {
+                    m.writes.push(id);
+                }
+                if e.is_read() {
+                    m.reads.push(id);
+                }
+                m.has_sc |= effective_order(model, e.ord()).is_sc();
+            }
+        }
+    }
+    let ClockMemo {
+        threads,
+        stride,
+        locs,
+        ..
+    } = &mut *memo;
+    let (threads, stride) = (&threads[..], *stride);
+    let hb = |a: EventId, b: EventId| memo_hb(threads, stride, a, b);
+    let forced = m
+        .constrain(g, &mut locs.scratch, None, hb, index_in)
+        .ok()
+        .and_then(|()| m.writes.iter().position(|&x| x == w))
+        .map(|wi| m.is_forced_last(wi));
+    drop(memo);
+    recycle(lm);
+    forced
+}
+
 impl<'g> LocationCoherence<'g> {
     /// The constraints of `loc` in `g`; fails when po ∪ rf is cyclic or the
     /// location is incoherent.
