@@ -1209,6 +1209,60 @@ mod tests {
         );
     }
 
+    /// `forced_last_in_part` on parts of random graphs (closed under po
+    /// and rf) says a write is forced last exactly when a search over the
+    /// modification orders of the part, built as a graph of its own, finds
+    /// it the only write that can end them, and agrees with the
+    /// constraints of that graph.
+    #[test]
+    fn forced_last_in_a_part_matches_a_search() {
+        use crate::{forced_last_in_part, Analysis, View};
+        let mut seed: u64 = 0x3C6E_F372_FE94_F82B;
+        let mut next = |n: u64| draw(&mut seed, n);
+        let (mut forced, mut not_forced) = (0, 0);
+        for _ in 0..2000 {
+            let g = random_graph(&mut next);
+            let mut part = View(vec![0; 3]);
+            for _ in 0..2 {
+                let t = next(3) as u32;
+                let n = g.thread_len(t);
+                if n > 0 {
+                    let p = g.porf_prefix(EventId::new(t, next(n as u64) as u32));
+                    for (u, &k) in p.0.iter().enumerate() {
+                        part.0[u] = part.0[u].max(k);
+                    }
+                }
+            }
+            let h = g.restrict_uncached(&part);
+            let a = Analysis::new(&h, Model::Cpp20).expect("a part of a consistent graph");
+            for loc in [X, Loc(1)] {
+                let writes = h.writes_to(loc);
+                let can_end: Vec<bool> = (writes.iter())
+                    .map(|&w| a.find_mo(&[(loc, w)]).is_some())
+                    .collect();
+                let lc = LocationCoherence::new(&h, Model::Cpp20, loc).unwrap();
+                for (i, &w) in writes.iter().enumerate() {
+                    let only = can_end[i] && can_end.iter().filter(|&&c| c).count() == 1;
+                    let what = format!("{g:?}\npart {part:?}, {w:?}");
+                    assert_eq!(
+                        forced_last_in_part(&g, Model::Cpp20, &part, loc, w),
+                        Some(only),
+                        "{what}"
+                    );
+                    assert_eq!(lc.is_forced_last(w), only, "{what}");
+                    match only {
+                        true => forced += 1,
+                        false => not_forced += 1,
+                    }
+                }
+            }
+        }
+        assert!(
+            forced > 1000 && not_forced > 1000,
+            "{forced} forced, {not_forced} not"
+        );
+    }
+
     /// Whether `g` remembers constraints of x (the next question extends them).
     fn cached(g: &ExecutionGraph) -> bool {
         let memo = g.memo.0.borrow();
