@@ -1145,31 +1145,37 @@ mod tests {
         }
     }
 
+    /// A part of `g` closed under po and rf: the porf-prefix of a few
+    /// events.
+    fn random_part(g: &ExecutionGraph, next: &mut impl FnMut(u64) -> u64) -> crate::View {
+        let mut part = crate::View(vec![0; g.num_threads()]);
+        for _ in 0..2 {
+            let t = next(g.num_threads() as u64) as u32;
+            let n = g.thread_len(t);
+            if n > 0 {
+                let p = g.porf_prefix(EventId::new(t, next(n as u64) as u32));
+                for (u, &k) in p.0.iter().enumerate() {
+                    part.0[u] = part.0[u].max(k);
+                }
+            }
+        }
+        part
+    }
+
     /// `highest_write_ending_mo` on parts of random graphs (closed under
     /// po and rf, a write nothing reads sometimes reduced to its read
     /// half) names the write a search over modification orders of the
     /// part, built as a graph of its own, finds first in rank order.
     #[test]
     fn writes_ending_mo_in_a_part_match_a_search() {
-        use crate::{highest_write_ending_mo, Analysis, View};
+        use crate::{highest_write_ending_mo, Analysis};
         let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = |n: u64| draw(&mut seed, n);
         let rank = |w: EventId| (!w.is_init(), w.thread, w.index);
         let (mut checked, mut demoted_checked) = (0, 0);
         for _ in 0..3000 {
             let g = random_graph(&mut next);
-            // A part: the porf-prefix of a few events.
-            let mut part = View(vec![0; 3]);
-            for _ in 0..2 {
-                let t = next(3) as u32;
-                let n = g.thread_len(t);
-                if n > 0 {
-                    let p = g.porf_prefix(EventId::new(t, next(n as u64) as u32));
-                    for (u, &k) in p.0.iter().enumerate() {
-                        part.0[u] = part.0[u].max(k);
-                    }
-                }
-            }
+            let part = random_part(&g, &mut next);
             // Sometimes the last write of a thread in the part, unread
             // there, reduced to its read half.
             let demoted = (0..3u32).find_map(|t| {
@@ -1216,23 +1222,13 @@ mod tests {
     /// constraints of that graph.
     #[test]
     fn forced_last_in_a_part_matches_a_search() {
-        use crate::{forced_last_in_part, Analysis, View};
+        use crate::{forced_last_in_part, Analysis};
         let mut seed: u64 = 0x3C6E_F372_FE94_F82B;
         let mut next = |n: u64| draw(&mut seed, n);
         let (mut forced, mut not_forced) = (0, 0);
         for _ in 0..2000 {
             let g = random_graph(&mut next);
-            let mut part = View(vec![0; 3]);
-            for _ in 0..2 {
-                let t = next(3) as u32;
-                let n = g.thread_len(t);
-                if n > 0 {
-                    let p = g.porf_prefix(EventId::new(t, next(n as u64) as u32));
-                    for (u, &k) in p.0.iter().enumerate() {
-                        part.0[u] = part.0[u].max(k);
-                    }
-                }
-            }
+            let part = random_part(&g, &mut next);
             let h = g.restrict_uncached(&part);
             let a = Analysis::new(&h, Model::Cpp20).expect("a part of a consistent graph");
             for loc in [X, Loc(1)] {
