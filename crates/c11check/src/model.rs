@@ -1,8 +1,9 @@
 //! Entry points: [`model`] and [`Builder`].
 
-use c11check_model::Model;
 use c11check_runtime::{run, RunConfig, RuntimeOptions, Strategy};
 
+/// The memory models [`Builder::memory_model`] chooses from.
+pub use c11check_model::Model;
 pub use c11check_runtime::{FailureKind, Report, Summary};
 use std::sync::Arc;
 use std::time::Duration;

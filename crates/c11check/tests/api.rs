@@ -58,6 +58,20 @@ fn store_buffering_seq_cst_forbids_both_zero() {
     assert_eq!(set, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
 }
 
+/// The model is chosen through the API with the type the crate exports:
+/// under `Model::Sc` relaxed store buffering loses its weak outcome, under
+/// `Model::Rc11` it keeps it.
+#[test]
+fn memory_model_is_chosen_through_the_api() {
+    use c11check::model::Model;
+    let sb_under = |m: Model| common::explore_set(Builder::new().memory_model(m), common::sb).0;
+    let interleavings = BTreeSet::from([vec![0, 1], vec![1, 0], vec![1, 1]]);
+    assert_eq!(sb_under(Model::Sc), interleavings);
+    let mut weak = interleavings;
+    weak.insert(vec![0, 0]);
+    assert_eq!(sb_under(Model::Rc11), weak);
+}
+
 /// P2's seq_cst RMW reaches P1's outcomes by stealing the source of P1's
 /// relaxed RMW (the revisit graphs, where seq_cst events are around, go
 /// through the seq_cst search); P2's RMW before the store of 5 in mo with
