@@ -813,3 +813,27 @@ fn a_compare_exchange_that_fails_when_replayed_is_reported() {
     assert!(text.contains("0 -> 1)`, now it is `CAS"), "{text}");
     assert!(text.contains("5 -> 1)`"), "{text}");
 }
+
+/// A read of a reference count that comes before any update of it (in the
+/// order the explorer adds events) still makes the updates' order
+/// observable: the read may take any of them (nothing orders it with the
+/// two threads that clone and drop), and what it reads depends on which
+/// came before. So every order is explored: the 6 interleavings of the two
+/// threads' increment-decrement pairs, times the 5 writes the read can
+/// take (the initial count and the four updates; the main thread's last
+/// drop comes after the scope's joins). Fails if the explorer keeps the
+/// updates commuting here (it would explore one order per last owner).
+#[test]
+fn a_count_read_before_any_update_makes_their_order_observable() {
+    let (set, n) = outcomes(|| {
+        let a = Arc::new(());
+        thread::scope(|s| {
+            let read = s.spawn(|| Arc::strong_count(&a));
+            s.spawn(|| drop(a.clone()));
+            s.spawn(|| drop(a.clone()));
+            read.join().unwrap()
+        })
+    });
+    assert_eq!(set, BTreeSet::from([1, 2, 3]));
+    assert_eq!(n, 6 * 5);
+}

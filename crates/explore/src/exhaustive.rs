@@ -88,6 +88,11 @@ struct Explorer<'a, D, V> {
     commute: bool,
     /// Locations that some graph updated as a reference count.
     refcount_locs: Vec<bool>,
+    /// Locations some action other than a reference-count update accessed,
+    /// and whether some action was a seq_cst fence, in any graph (see
+    /// `refcount_order_observable`).
+    plain_locs: Vec<bool>,
+    sc_fence_seen: bool,
     restart: bool,
     /// The buffer `pick` asks for runnable threads in.
     steps: Vec<(u32, Action)>,
@@ -128,6 +133,8 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         stop: false,
         commute: config.commute_refcounts && config.model != c11check_model::Model::Sc,
         refcount_locs: Vec::new(),
+        plain_locs: Vec::new(),
+        sc_fence_seen: false,
         restart: false,
         steps: Vec::new(),
         writes: Vec::new(),
@@ -245,17 +252,34 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     fn refcount_order_observable(&mut self, g: &ExecutionGraph, action: &Action) -> bool {
         let has_sc_fence =
             |g: &ExecutionGraph| g.events().any(|(_, e)| e.is_fence() && e.ord().is_sc());
+        // Every event of every graph was asked about here before it was
+        // added: where no action of a kind was ever asked about, no graph
+        // has such an event, and the search for one is skipped.
         match *action {
-            Action::Fence { ord } if ord.is_sc() => g.events().any(|(_, e)| e.is_refcount()),
-            Action::Rmw { loc, op, .. } if op.is_refcount() => {
-                let i = loc.0 as usize;
-                if self.refcount_locs.len() <= i {
-                    self.refcount_locs.resize(i + 1, false);
+            Action::Fence { ord } if ord.is_sc() => self.sc_fence_seen = true,
+            Action::Rmw { op, .. } if op.is_refcount() => {}
+            _ => {
+                if let Some(loc) = action.loc() {
+                    mark(&mut self.plain_locs, loc);
                 }
-                self.refcount_locs[i] = true;
-                has_sc_fence(g)
-                    || g.events()
+            }
+        }
+        match *action {
+            Action::Fence { ord } if ord.is_sc() => {
+                let counts = |g: &ExecutionGraph| g.events().any(|(_, e)| e.is_refcount());
+                debug_assert!(self.refcount_locs.contains(&true) || !counts(g));
+                self.refcount_locs.contains(&true) && counts(g)
+            }
+            Action::Rmw { loc, op, .. } if op.is_refcount() => {
+                mark(&mut self.refcount_locs, loc);
+                let plain = |g: &ExecutionGraph| {
+                    g.events()
                         .any(|(_, e)| e.loc() == Some(loc) && !e.is_refcount())
+                };
+                let plain_seen = self.plain_locs.get(loc.0 as usize) == Some(&true);
+                debug_assert!(self.sc_fence_seen || !has_sc_fence(g));
+                debug_assert!(plain_seen || !plain(g));
+                (self.sc_fence_seen && has_sc_fence(g)) || (plain_seen && plain(g))
             }
             _ => action.loc().is_some_and(|loc| {
                 self.refcount_locs.get(loc.0 as usize) == Some(&true)
@@ -453,6 +477,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         };
         reads.retain(|&r| !prefix.contains(r));
         let needs_sc = std::cell::OnceCell::new();
+        // The reference counts' chains in `g`, for every read revisited.
+        let counts = std::cell::OnceCell::new();
         // Whether `w` ends modification order in some witness of the
         // consistency of `g` (not stealing): when `w` is last in its thread
         // and read by nothing, the graph without it is consistent (a
@@ -495,7 +521,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                 })
             };
-            if !self.maximal_extension(g, &keep, r, w, !stealing, &stolen_source_last) {
+            let counts = counts.get_or_init(|| CountChains::of(g, commute));
+            if !self.maximal_extension(g, &keep, r, w, !stealing, &stolen_source_last, counts) {
                 continue;
             }
             // The kept events but `r`, which is last in its thread, and
@@ -579,7 +606,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     })
                 };
                 let relinked = match commute && removes_update() {
-                    true => match relink_refcounts(g, &mut g2) {
+                    true => match relink_refcounts(g, counts, &mut g2) {
                         Some(changed) => changed,
                         None => continue,
                     },
@@ -657,7 +684,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// not depend on how the discarded events were chosen, so at most one graph
     /// passes; and since a read of a write that is last in modification order
     /// (but for `w`) keeps a graph consistent, the canonical extension exists.
-    /// `consistent` says whether `g` is (it is not when an RMW stole a source).
+    /// `consistent` says whether `g` is (it is not when an RMW stole a source);
+    /// `counts` are `g`'s reference-count chains (see [`CountChains`]).
+    // What the caller knows of `g` comes in three arguments of its own.
+    #[allow(clippy::too_many_arguments)]
     fn maximal_extension(
         &mut self,
         g: &ExecutionGraph,
@@ -666,6 +696,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         w: EventId,
         consistent: bool,
         stolen_source_last: &dyn Fn() -> bool,
+        counts: &CountChains,
     ) -> bool {
         let mut discarded: Vec<(u32, EventId)> = g
             .events()
@@ -678,16 +709,11 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         discarded.sort_unstable();
         let mut view = keep.clone();
         view.0[r.thread as usize] = r.index;
-        let refcount_locs = match self.commute {
-            true => g.refcount_locs(),
-            false => Default::default(),
-        };
-        let refcount_chains: Vec<RmwChain> = (refcount_locs.iter())
-            .filter_map(|&l| g.rmw_chain(l))
-            .collect();
+        let refcount_locs = &counts.locs;
+        let refcount_chains = &counts.chains;
         // The counts' chains relinked over the events present, without `w`.
         let relink = |h: &mut ExecutionGraph| {
-            for chain in &refcount_chains {
+            for chain in refcount_chains {
                 let order: RmwChain = chain.iter().copied().filter(|&x| x != w).collect();
                 h.relink_chain(&order);
                 if let Some(i) = chain.iter().position(|&x| x == w) {
@@ -865,6 +891,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             })
             .collect();
         let mut fixed: Option<View> = None;
+        let counts = std::cell::OnceCell::new();
         for i in (1..chain.len() - 1).rev() {
             let e = chain[i];
             let ev = g.event(e);
@@ -909,7 +936,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             for (t, &n) in prefix.0.iter().enumerate() {
                 keep.0[t] = keep.0[t].max(n);
             }
-            if !self.maximal_extension(g, &keep, e, d, true, &|| false) {
+            let counts = counts.get_or_init(|| CountChains::of(g, self.commute));
+            if !self.maximal_extension(g, &keep, e, d, true, &|| false, counts) {
                 continue;
             }
             let mut g2 = g.restrict(&keep);
@@ -1000,16 +1028,47 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     }
 }
 
+/// Sets `loc`'s flag in `flags` (indexed by location).
+fn mark(flags: &mut Vec<bool>, loc: c11check_model::Loc) {
+    let i = loc.0 as usize;
+    if flags.len() <= i {
+        flags.resize(i + 1, false);
+    }
+    flags[i] = true;
+}
+
+/// The locations of a graph's reference counts, and the chains of those
+/// whose updates form one (the others are plain RMWs by now). A revisit
+/// check asks for them once per read it revisits, of the same graph.
+struct CountChains {
+    locs: SmallVec<[c11check_model::Loc; 4]>,
+    chains: Vec<RmwChain>,
+}
+
+impl CountChains {
+    /// Those of `g`; none when updates do not commute.
+    fn of(g: &ExecutionGraph, commute: bool) -> Self {
+        let locs = match commute {
+            true => g.refcount_locs(),
+            false => SmallVec::new(),
+        };
+        let chains = locs.iter().filter_map(|&l| g.rmw_chain(l)).collect();
+        CountChains { locs, chains }
+    }
+}
+
 /// Relinks the reference-count chains of `g2` (a restriction of `g`, where
-/// updates may have been removed) in `g`'s order: whether a source changed,
-/// or `None` when that changes what an update that something kept depends
-/// on told its thread (see [`classes_kept`]).
-fn relink_refcounts(g: &ExecutionGraph, g2: &mut ExecutionGraph) -> Option<bool> {
+/// updates may have been removed) in `g`'s order (`counts`, `g`'s chains):
+/// whether a source changed, or `None` when that changes what an update
+/// that something kept depends on told its thread (see [`classes_kept`]).
+fn relink_refcounts(
+    g: &ExecutionGraph,
+    counts: &CountChains,
+    g2: &mut ExecutionGraph,
+) -> Option<bool> {
     let mut changed = false;
-    for loc in g.refcount_locs() {
-        if let Some(chain) = g.rmw_chain(loc) {
-            changed |= g2.relink_chain(&chain);
-        }
+    for chain in &counts.chains {
+        changed |= g2.relink_chain(chain);
     }
     classes_kept(g, g2, EventId::init(c11check_model::Loc(0))).then_some(changed)
 }

@@ -422,11 +422,14 @@ impl LocMo {
     /// Extends a built `LocMo` (see [`Self::constrain`]) with write `w`, an
     /// RMW reading the write of index `src` or else a plain write: its
     /// place in the chains and its coherence edges with every access
-    /// already there, both ways (it need not be the latest).
+    /// already there, both ways (it need not be the latest), but for the
+    /// accesses of `old`: nothing new happens before those (see
+    /// [`OldAccesses`]).
     pub(crate) fn push_write(
         &mut self,
         w: EventId,
         src: Option<usize>,
+        old: OldAccesses,
         hb: impl Fn(EventId, EventId) -> bool,
     ) -> Result<(), Inconsistency> {
         let b = self.writes.len();
@@ -462,7 +465,7 @@ impl LocMo {
             if hb(x, w) {
                 self.add_closed_edge(a, b)?; // CoWW
             }
-            if hb(w, x) {
+            if old.may_follow_write(a, || hb(w, x)) {
                 self.add_closed_edge(b, a)?;
             }
         }
@@ -471,7 +474,7 @@ impl LocMo {
             if hb(r, w) {
                 self.add_closed_edge(src, b)?; // CoRW
             }
-            if hb(w, r) {
+            if old.may_follow_read(ri, || hb(w, r)) {
                 self.add_closed_edge(b, src)?; // CoWR
             }
         }
@@ -485,6 +488,7 @@ impl LocMo {
         &mut self,
         r: EventId,
         src: usize,
+        old: OldAccesses,
         hb: impl Fn(EventId, EventId) -> bool,
     ) -> Result<(), Inconsistency> {
         for a in 0..self.writes.len() {
@@ -495,7 +499,7 @@ impl LocMo {
             if hb(x, r) {
                 self.add_closed_edge(a, src)?; // CoWR
             }
-            if hb(r, x) {
+            if old.may_follow_write(a, || hb(r, x)) {
                 self.add_closed_edge(src, a)?; // CoRW
             }
         }
@@ -507,13 +511,50 @@ impl LocMo {
             if hb(r2, r) {
                 self.add_closed_edge(w2, src)?; // CoRR
             }
-            if hb(r, r2) {
+            if old.may_follow_read(ri, || hb(r, r2)) {
                 self.add_closed_edge(src, w2)?;
             }
         }
         self.reads.push(r);
         self.read_src.push(src);
         Ok(())
+    }
+}
+
+/// How many of a [`LocMo`]'s writes and reads it held before an extension
+/// (by index, they come first). A new access never happens before one of
+/// those: the constraints are extended only while the events they cover
+/// keep their clocks, and every event that happens before a covered one
+/// was there, and covered, when it was (the graph grows after its events,
+/// and a cut keeps what the events it keeps depend on). So the pushes ask
+/// only whether the old accesses happen before the new one (debug builds
+/// check the other way too).
+#[derive(Clone, Copy)]
+pub(crate) struct OldAccesses {
+    pub writes: usize,
+    pub reads: usize,
+}
+
+impl OldAccesses {
+    /// Whether the new access happens before write `a` (`new_hb`, asked
+    /// only when `a` is new).
+    #[inline]
+    fn may_follow_write(self, a: usize, new_hb: impl FnOnce() -> bool) -> bool {
+        Self::may_follow(a < self.writes, new_hb)
+    }
+    /// Whether the new access happens before read `ri` (as above).
+    #[inline]
+    fn may_follow_read(self, ri: usize, new_hb: impl FnOnce() -> bool) -> bool {
+        Self::may_follow(ri < self.reads, new_hb)
+    }
+    #[inline]
+    fn may_follow(old: bool, new_hb: impl FnOnce() -> bool) -> bool {
+        if old {
+            debug_assert!(!new_hb(), "a new access happens before an old one");
+            false
+        } else {
+            new_hb()
+        }
     }
 }
 

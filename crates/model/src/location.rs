@@ -13,7 +13,9 @@
 //!
 //! [`Analysis`]: crate::Analysis
 
-use crate::consistency::{effective_order, extend_clocks, Inconsistency, LocMo, Model, Scratch};
+use crate::consistency::{
+    effective_order, extend_clocks, Inconsistency, LocMo, Model, OldAccesses, Scratch,
+};
 use crate::event::{EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
 use crate::memo::{ClockMemo, ThreadClocks};
@@ -420,6 +422,10 @@ impl LocCache {
         if new.len() > 64 {
             return Ok(false);
         }
+        let old = OldAccesses {
+            writes: self.lm.writes.len(),
+            reads: self.lm.reads.len(),
+        };
         let mut pending: u64 = 0;
         for (i, &x) in new.iter().enumerate() {
             if g.event(x).is_write() {
@@ -440,7 +446,7 @@ impl LocCache {
                     },
                     false => None,
                 };
-                self.lm_mut().push_write(w, src, hb)?;
+                self.lm_mut().push_write(w, src, old, hb)?;
                 pending &= !(1 << i);
             }
             if pending == before {
@@ -453,7 +459,7 @@ impl LocCache {
                 let Some(src) = index(&self.lm, e.rf.unwrap()) else {
                     return Ok(false);
                 };
-                self.lm_mut().push_read(r, src, hb)?;
+                self.lm_mut().push_read(r, src, old, hb)?;
             }
         }
         Ok(true)
