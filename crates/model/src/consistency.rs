@@ -483,7 +483,8 @@ impl LocMo {
 
     /// Extends a built `LocMo` with read `r` of the write of index `src`
     /// (an RMW's write half first, with [`Self::push_write`]): its coherence
-    /// edges with every access already there, both ways.
+    /// edges with every access already there, both ways but for the
+    /// accesses of `old`, from them only.
     pub(crate) fn push_read(
         &mut self,
         r: EventId,
