@@ -120,6 +120,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         time_budget: args.timeout.map(Duration::from_secs_f64),
         random: args.random.map(|n| (n, args.seed)),
         live: !args.graph,
+        refcount_order_from_file: true,
     };
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for p in &args.paths {

@@ -11,7 +11,7 @@ pub mod run;
 
 pub use ast::LitmusTest;
 pub use lexer::ParseError;
-pub use run::{run_test, run_test_with, RunOptions, TestReport};
+pub use run::{run_test, run_test_inspecting, run_test_with, RunOptions, TestReport};
 
 use std::path::Path;
 

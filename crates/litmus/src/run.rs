@@ -2,8 +2,9 @@
 
 use crate::ast::*;
 use crate::interp::LitmusProgram;
-use c11check_explore::{exhaustive, Config, Ending, Execution, Stats};
+use c11check_explore::{exhaustive, Config, Ending, Execution, Stats, Visitor};
 use c11check_model::{Loc, Model, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -21,6 +22,13 @@ pub struct RunOptions {
     /// Random executions run on the live memory (C11Tester's model; the
     /// default) rather than as execution graphs.
     pub live: bool,
+    /// Whether the order of reference-count updates is judged observable
+    /// from the file (a read of a count or a seq_cst fence anywhere in it),
+    /// so that every order is explored from the start (the default); or
+    /// left to the exhaustive explorer, which keeps updates commuting until
+    /// a graph shows their order and then starts over, as it does for the
+    /// Rust API.
+    pub refcount_order_from_file: bool,
 }
 
 impl Default for RunOptions {
@@ -32,6 +40,7 @@ impl Default for RunOptions {
             time_budget: None,
             random: None,
             live: true,
+            refcount_order_from_file: true,
         }
     }
 }
@@ -251,13 +260,26 @@ pub fn run_test_with(
     opts: &RunOptions,
     inspect: &mut dyn FnMut(&Execution<'_>, &[Value]),
 ) -> TestReport {
+    run_test_inspecting(test, opts, inspect, &mut || {})
+}
+
+/// Like [`run_test_with`]; `restarted` is told when the exploration starts
+/// over (see [`RunOptions::refcount_order_from_file`]): the executions
+/// handed to `inspect` so far will be handed again. The report counts
+/// those of the last start only.
+pub fn run_test_inspecting(
+    test: &LitmusTest,
+    opts: &RunOptions,
+    inspect: &mut dyn FnMut(&Execution<'_>, &[Value]),
+    restarted: &mut dyn FnMut(),
+) -> TestReport {
     let keys = state_keys(test);
     let observed = observed_locs(test, &keys);
     let mut config = Config::new(opts.model);
     config.observed = observed;
     config.max_executions = opts.max_executions;
     config.time_budget = opts.time_budget;
-    config.commute_refcounts = !test.refcount_order_observable;
+    config.commute_refcounts = !(opts.refcount_order_from_file && test.refcount_order_observable);
     let mut program = LitmusProgram {
         test,
         loop_bound: opts.loop_bound,
@@ -266,11 +288,10 @@ pub fn run_test_with(
         test,
         loop_bound: opts.loop_bound,
     };
-    let mut states: BTreeMap<Vec<Value>, u64> = BTreeMap::new();
-    let (mut positive, mut negative, mut race) = (0u64, 0u64, false);
-    let mut visit = |ex: &Execution<'_>| {
-        if !race && !ex.analysis.races().is_empty() {
-            race = true;
+    let tally = RefCell::new(Tally::default());
+    let visit = |ex: &Execution<'_>| {
+        if !tally.borrow().race && !ex.analysis.races().is_empty() {
+            tally.borrow_mut().race = true;
         }
         if ex.ending != Ending::Complete {
             inspect(ex, &[]);
@@ -306,14 +327,19 @@ pub fn run_test_with(
             let i = keys.iter().position(|x| x == k).unwrap();
             vals[i]
         });
-        if holds {
-            positive += 1;
-        } else {
-            negative += 1;
-        }
         inspect(ex, &vals);
-        *states.entry(vals).or_insert(0) += 1;
+        let mut t = tally.borrow_mut();
+        match holds {
+            true => t.positive += 1,
+            false => t.negative += 1,
+        }
+        *t.states.entry(vals).or_insert(0) += 1;
         true
+    };
+    let mut visit = Restartable {
+        visit,
+        tally: &tally,
+        restarted,
     };
     if let (true, Some((iterations, seed))) = (opts.live, opts.random) {
         let start = std::time::Instant::now();
@@ -352,6 +378,12 @@ pub fn run_test_with(
             &mut visit,
         ),
     };
+    let Tally {
+        states,
+        positive,
+        negative,
+        race,
+    } = tally.into_inner();
     let ok = match test.condition.quantifier {
         Quantifier::Exists => positive > 0,
         Quantifier::NotExists => positive == 0,
@@ -368,6 +400,33 @@ pub fn run_test_with(
         race,
         stats,
         condition: test.condition.clone(),
+    }
+}
+
+/// What an exploration of a test counts (reset when it starts over).
+#[derive(Default)]
+struct Tally {
+    states: BTreeMap<Vec<Value>, u64>,
+    positive: u64,
+    negative: u64,
+    race: bool,
+}
+
+/// A visitor that forgets what it counted when the exploration starts over
+/// (and says so to `restarted`).
+struct Restartable<'a, F> {
+    visit: F,
+    tally: &'a RefCell<Tally>,
+    restarted: &'a mut dyn FnMut(),
+}
+
+impl<F: FnMut(&Execution<'_>) -> bool> Visitor for Restartable<'_, F> {
+    fn visit(&mut self, ex: &Execution<'_>) -> bool {
+        (self.visit)(ex)
+    }
+    fn restart(&mut self) {
+        *self.tally.borrow_mut() = Tally::default();
+        (self.restarted)();
     }
 }
 
