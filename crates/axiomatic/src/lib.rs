@@ -714,7 +714,17 @@ fn enumerate_porf(
                                 Action::Cas { weak, .. } => {
                                     let ok = cas_succeeds(&a, v);
                                     choices.push((v, ok, Some(w)));
-                                    if weak && ok {
+                                    // A thread fails spuriously at most once
+                                    // on the same write (the explorer's
+                                    // fairness rule).
+                                    let failed_on_w = state[t].iter().any(|s| {
+                                        s.rf == Some(w)
+                                            && !s.wrote
+                                            && s.action.loc() == Some(loc)
+                                            && cas_succeeds(&s.action, s.rval)
+                                            && matches!(s.action, Action::Cas { weak: true, .. })
+                                    });
+                                    if weak && ok && !failed_on_w {
                                         choices.push((v, false, Some(w)));
                                     }
                                 }

@@ -81,6 +81,11 @@ struct Explorer<'a, D, V> {
     stack: Vec<Pending>,
     start: Instant,
     stop: bool,
+    /// Steps and revisit checks since the clock was last read (see
+    /// [`Explorer::tick`]).
+    ticks: u32,
+    /// When the visitor was last told of progress (time since `start`).
+    last_progress: std::time::Duration,
     /// Reference-count updates commute (their order is not explored) until
     /// the program could observe that order: a plain access to a count, or a
     /// SeqCst fence (whose order follows theirs) in the same execution, or the
@@ -131,6 +136,8 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         stack: vec![Pending::Graph(Item { g, written: None })],
         start,
         stop: false,
+        ticks: 0,
+        last_progress: std::time::Duration::ZERO,
         commute: config.commute_refcounts && config.model != c11check_model::Model::Sc,
         refcount_locs: Vec::new(),
         plain_locs: Vec::new(),
@@ -156,7 +163,8 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
             continue;
         }
         if ex.stop {
-            ex.stats.cut = !ex.stack.is_empty();
+            // A budget that ran out inside an execution abandoned it.
+            ex.stats.cut |= !ex.stack.is_empty();
             break;
         }
     }
@@ -196,12 +204,40 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         Some(Item { g, written })
     }
 
+    /// Called at every step and revisit check: every 256th reads the clock,
+    /// stops the exploration when its time budget is spent (inside an
+    /// execution too: one execution of a program with many threads, with
+    /// the revisits it prepares, can take longer than the budget), and
+    /// lets the visitor show progress once a second. Returns whether to
+    /// stop.
+    fn tick(&mut self) -> bool {
+        self.ticks += 1;
+        if self.ticks < 256 {
+            return self.stop;
+        }
+        self.ticks = 0;
+        let now = self.start.elapsed();
+        if self.config.time_budget.is_some_and(|b| now >= b) {
+            self.stop = true;
+            self.stats.cut = true;
+        }
+        if now - self.last_progress >= std::time::Duration::from_secs(1) {
+            self.last_progress = now;
+            self.stats.elapsed = now;
+            self.visitor.progress(&self.stats);
+        }
+        self.stop
+    }
+
     fn run(&mut self, mut g: ExecutionGraph, written: Option<EventId>) {
         if let Some(w) = written {
             self.calc_revisits(&g, w);
         }
         self.driver.begin(&mut g);
         loop {
+            if self.tick() {
+                return;
+            }
             match self.pick(&mut g) {
                 Pick::Done(ending) => {
                     self.finish(&g, ending);
@@ -494,6 +530,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             })
         };
         for r in reads {
+            if self.tick() {
+                return;
+            }
             let rstamp = g.event(r).stamp;
             let mut keep = View(
                 (0..g.num_threads() as u32)
@@ -1279,26 +1318,39 @@ fn canonical_rank(w: EventId) -> (u64, u32) {
     }
 }
 
-/// Whether weak CAS `e` (of `loc`) may fail spuriously when it reads `w`: not when the
-/// thread's previous operation was a weak CAS that just failed spuriously on
-/// the same write. Spurious failures do not repeat forever, and a retry loop
-/// that fails twice in a row reading the same write is in the same state as
-/// after one failure, so this bound cuts only redundant executions (a loop
-/// that counts its retries would see fewer of them).
-fn may_fail_spuriously(
+/// Whether weak CAS `e` (of `loc`) may fail spuriously when it reads `w`: not
+/// when its thread already failed spuriously reading `w`, whatever came in
+/// between (loads of the same write, plain accesses, other locations,
+/// another compare-exchange site). One spurious failure per write and
+/// thread shows everything a failure without a change can lead to; a run of
+/// them on the same write is an unfair execution (LL/SC fails spuriously
+/// only now and then), and allowing one after each reload made the most
+/// common retry loop (`load`, then `compare_exchange_weak` of what it read)
+/// fail forever. A retry loop is then finite: its thread reads each write
+/// of the location at most twice before it must succeed or see a newer one.
+/// (A loop that counts its failures sees fewer of them.)
+///
+/// By coherence a thread's accesses to `loc` see its writes in modification
+/// order, so the scan back from `e` stops at the first access to `loc` that
+/// is not a read of `w`: `e` reading `w` after it is inconsistent anyway.
+pub(crate) fn may_fail_spuriously(
     g: &ExecutionGraph,
     e: EventId,
     loc: c11check_model::Loc,
     w: EventId,
 ) -> bool {
-    if e.index == 0 {
-        return true;
+    for prev in g.thread_events(e.thread)[..e.index as usize].iter().rev() {
+        if prev.loc() != Some(loc) {
+            continue;
+        }
+        if !prev.is_read() || prev.rf != Some(w) {
+            return true;
+        }
+        if prev.spurious_fail {
+            return false;
+        }
     }
-    let prev = g.event(EventId::new(e.thread, e.index - 1));
-    !(matches!(prev.action, Action::Cas { weak: true, .. })
-        && prev.spurious_fail
-        && prev.rf == Some(w)
-        && prev.loc() == Some(loc))
+    true
 }
 
 /// Whether RMW `e` reading `w` conflicts only with another RMW that read `w` and

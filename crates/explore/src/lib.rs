@@ -261,6 +261,9 @@ pub trait Visitor {
     /// updates observable, see [`exhaustive`]): executions visited so far will
     /// be visited again. Each was a real execution.
     fn restart(&mut self) {}
+    /// Called about once a second while the exploration runs, inside long
+    /// executions too (`stats` so far, `elapsed` set): for progress lines.
+    fn progress(&mut self, _stats: &Stats) {}
 }
 
 impl<F: FnMut(&Execution<'_>) -> bool> Visitor for F {

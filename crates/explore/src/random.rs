@@ -49,7 +49,14 @@ pub fn explore<D: Driver, V: Visitor>(
 ) -> Stats {
     let start = Instant::now();
     let mut stats = Stats::default();
+    let mut last_progress = std::time::Duration::ZERO;
     for i in 0..iterations {
+        let now = start.elapsed();
+        if now - last_progress >= std::time::Duration::from_secs(1) {
+            last_progress = now;
+            stats.elapsed = now;
+            visitor.progress(&stats);
+        }
         let s = iteration_seed(seed, i);
         on_iteration(i, s);
         let mut rng = SplitMix64::new(s);
@@ -137,7 +144,9 @@ fn step<D: Driver>(
             let w = writes.swap_remove(rng.below(writes.len()));
             g.set_rf(id, w);
             let weak_match = matches!(action, Action::Cas { weak: true, expected, .. } if expected == g.written_value(w));
-            let spurious = weak_match && rng.below(4) == 0;
+            let spurious = weak_match
+                && crate::exhaustive::may_fail_spuriously(g, id, loc, w)
+                && rng.below(4) == 0;
             g.update_event(id, |e| e.spurious_fail = spurious);
             if is_consistent(g, config.model) {
                 return Step::Continue;

@@ -19,6 +19,9 @@ enum Op {
     FetchAdd(u8, u8),
     Xchg(u8, u8, u8),
     Cas(u8, u8, u8, u8),
+    /// A weak compare-exchange: it may fail spuriously, once per write a
+    /// thread reads (two in a row test that rule).
+    CasWeak(u8, u8, u8, u8),
     Fence(u8),
     LoadNa(u8),
     StoreNa(u8, u8),
@@ -84,6 +87,7 @@ fn simple_op() -> impl Strategy<Value = Op> {
         1 => (0..2u8, 0..5u8).prop_map(|(l, o)| Op::FetchAdd(l, o)),
         1 => (0..2u8, 1..3u8, 0..5u8).prop_map(|(l, v, o)| Op::Xchg(l, v, o)),
         1 => (0..2u8, 0..2u8, 1..3u8, 0..5u8).prop_map(|(l, e, n, o)| Op::Cas(l, e, n, o)),
+        1 => (0..2u8, 0..2u8, 1..3u8, 0..5u8).prop_map(|(l, e, n, o)| Op::CasWeak(l, e, n, o)),
         1 => (1..5u8).prop_map(Op::Fence),
         1 => (0..2u8).prop_map(Op::LoadNa),
         1 => (0..2u8, 1..3u8).prop_map(|(l, v)| Op::StoreNa(l, v)),
@@ -181,6 +185,15 @@ fn render_op(
         Op::Xchg(l, v, o) => format!("int {r} = atomic_exchange_explicit({}, {v}, {});", LOCS[l as usize], ORDS[o as usize]),
         Op::Cas(l, e, n, o) => format!(
             "*e{t} = {e}; int {r} = atomic_compare_exchange_strong_explicit({}, e{t}, {n}, {}, {});",
+            LOCS[l as usize],
+            ORDS[o as usize],
+            load_ord(o)
+        ),
+        Op::CasWeak(l, e, n, o) => format!(
+            "*e{t} = {e}; int {r} = atomic_compare_exchange_weak_explicit({}, e{t}, {n}, {}, {}); *e{t} = {e}; int {r}w = atomic_compare_exchange_weak_explicit({}, e{t}, {n}, {}, {});",
+            LOCS[l as usize],
+            ORDS[o as usize],
+            load_ord(o),
             LOCS[l as usize],
             ORDS[o as usize],
             load_ord(o)
@@ -296,6 +309,17 @@ proptest! {
             })
             .sum();
         prop_assume!(sem_ops <= 4);
+        // Each weak compare-exchange (two in a row) multiplies the brute
+        // force's choices.
+        fn weak(o: &Op) -> usize {
+            match o {
+                Op::CasWeak(..) => 1,
+                Op::Locked(_, _, body) | Op::Permits(_, body) => body.iter().map(weak).sum(),
+                _ => 0,
+            }
+        }
+        let weak_ops: usize = threads.iter().flatten().map(weak).sum();
+        prop_assume!(weak_ops == 0 || (weak_ops == 1 && lock_ops + sem_ops <= 2));
         let src = render(&threads);
         check(&src, Model::Cpp20, AxModel::Cpp20)?;
         check(&src, Model::Rc11, AxModel::Rc11)?;

@@ -134,6 +134,10 @@ struct ThreadState {
     /// Waiting to join this thread: it will only read after it has seen all
     /// that thread did, so pruning need not keep what it could read now.
     joining: Option<u32>,
+    /// Per location, the store this thread's last spurious compare-exchange
+    /// failure there read: it may not fail spuriously on it again (see
+    /// [`LiveMemory::cas_with`]).
+    spurious_fails: Vec<(Loc, NodeId)>,
 }
 
 /// Counts for benchmarks and tests.
@@ -334,6 +338,7 @@ impl LiveMemory {
             sc_fences: Vec::new(),
             running: true,
             joining: None,
+            spurious_fails: Vec::new(),
         });
         self.tick(t);
         t
@@ -597,7 +602,7 @@ impl LiveMemory {
         loc: Loc,
         ord: MemOrder,
         sc: bool,
-        writes: &dyn Fn(Value) -> bool,
+        writes: &dyn Fn(NodeId, Value) -> bool,
         mut cands: Vec<NodeId>,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> NodeId {
@@ -611,7 +616,7 @@ impl LiveMemory {
             if prior.iter().any(|&a| self.reaches(s, self.rmw_end(a, s))) {
                 continue;
             }
-            if writes(self.node(s).val)
+            if writes(s, self.node(s).val)
                 && self.prior_set(t, loc, sc, None).iter().any(|&a| {
                     let end = self.rmw_end(a, s);
                     end != s && self.reaches(s, end)
@@ -787,7 +792,7 @@ impl LiveMemory {
         let sc = ord.is_sc();
         let seq = self.begin_access(t, sc);
         let cands = self.may_read_from(t, loc, sc, false);
-        let s = self.read_from(t, loc, ord, sc, &|_| false, cands, choose);
+        let s = self.read_from(t, loc, ord, sc, &|_, _| false, cands, choose);
         self.push_entry(
             t,
             loc,
@@ -837,7 +842,7 @@ impl LiveMemory {
         let sc = ord.is_sc();
         let seq = self.begin_access(t, sc);
         let cands = self.may_read_from(t, loc, sc, true);
-        let s = self.read_from(t, loc, ord.read_half(), sc, &|_| true, cands, choose);
+        let s = self.read_from(t, loc, ord.read_half(), sc, &|_, _| true, cands, choose);
         let old = self.node(s).val;
         self.rmw_write(t, loc, seq, s, width.normalize(op.apply(old, operand)), ord);
         if sc {
@@ -867,7 +872,11 @@ impl LiveMemory {
 
     /// A compare-exchange in general: `outcome` says what it writes when it
     /// reads a value (`None`: it fails). Returns the value read and what it
-    /// wrote.
+    /// wrote. With `spurious` a weak one fails even if the value matches,
+    /// but, as in the exhaustive explorer, a thread fails spuriously at most
+    /// once on the same store (a thread reads a location's stores in
+    /// modification order, so remembering the last such store per location
+    /// is enough): retry loops stay finite and fair.
     #[allow(clippy::too_many_arguments)]
     pub fn cas_with(
         &mut self,
@@ -882,6 +891,12 @@ impl LiveMemory {
         let (success, failure) = (self.effective(success), self.effective(failure));
         let sc = success.is_sc() || failure.is_sc();
         let seq = self.begin_access(t, sc);
+        let failed_on = self.threads[t as usize]
+            .spurious_fails
+            .iter()
+            .find(|f| f.0 == loc)
+            .map(|f| f.1);
+        let fails_spuriously = |x: NodeId| spurious && failed_on != Some(x);
         // A CAS that reads the expected value writes, so it may only read a
         // store no other RMW has read; any other store it reads as a load.
         let cands: Vec<NodeId> = self
@@ -889,15 +904,22 @@ impl LiveMemory {
             .into_iter()
             .filter(|&x| {
                 let n = self.node(x);
-                outcome(n.val).is_none() || n.rmw.is_none() || spurious
+                outcome(n.val).is_none() || n.rmw.is_none() || fails_spuriously(x)
             })
             .collect();
         // The read's ordering depends on the outcome: take the success one for
         // the choice (an acquire failure order is applied below).
-        let writes = |v: Value| outcome(v).is_some() && !spurious;
+        let writes = |x: NodeId, v: Value| outcome(v).is_some() && !fails_spuriously(x);
         let s = self.read_from(t, loc, MemOrder::Relaxed, sc, &writes, cands, choose);
         let old = self.node(s).val;
-        let written = outcome(old).filter(|_| !spurious);
+        let written = outcome(old).filter(|_| !fails_spuriously(s));
+        if written.is_none() && outcome(old).is_some() {
+            let fails = &mut self.threads[t as usize].spurious_fails;
+            match fails.iter_mut().find(|f| f.0 == loc) {
+                Some(f) => f.1 = s,
+                None => fails.push((loc, s)),
+            }
+        }
         let wrote = written.is_some();
         let read_ord = if wrote { success.read_half() } else { failure };
         if read_ord.is_acquire() {

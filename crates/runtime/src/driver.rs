@@ -90,16 +90,47 @@ impl FiberDriver {
         }
     }
 
+    /// Thread `t` reached the step bound: if it was repeating one turn of a
+    /// loop that only reads (a spin loop without `spin_loop()` or
+    /// `yield_now()`), the run stops here with a report that says so. Going
+    /// on would explore every number of turns up to the bound (hours for a
+    /// flag another thread sets), and could only end in a report of the
+    /// bound anyway.
+    fn stop_at_unmarked_spin(&mut self, g: &ExecutionGraph, t: u32) {
+        let state = ExecutionState(self.shared.clone());
+        let site = |id: EventId| state.site(id);
+        let len = g.thread_len(t);
+        let Some(turn) = crate::report::repeated_turn(g, t, len, &site) else {
+            return;
+        };
+        let turn_events = turn.start + (turn.turns - 1) * turn.len..len;
+        if turn_events.clone().any(|i| {
+            let e = g.event(EventId::new(t, i));
+            e.is_write() || !(e.is_read() || matches!(e.action, Action::Fence { .. }))
+        }) {
+            return;
+        }
+        let message = crate::run::spin_message(g, t, turn, &site);
+        self.shared.borrow_mut().failure.get_or_insert(Failure {
+            kind: FailureKind::SpinWithoutHint,
+            message,
+            threads: vec![t],
+            events: vec![EventId::new(t, turn.start)],
+        });
+    }
+
     /// Makes the runtime functions of this crate reach this driver while it runs.
     pub fn enter(&self) {
         install_shared(Some(self.shared.clone()));
         crate::MODELLING.with(|m| m.set(true));
+        crate::count_run(true);
     }
     /// Undoes [`Self::enter`] and drops the fibers of the last execution.
     pub fn leave(&mut self) {
         self.teardown();
         install_shared(None);
         crate::MODELLING.with(|m| m.set(false));
+        crate::count_run(false);
     }
 
     /// What the visitor of an exploration needs to judge an execution.
@@ -396,6 +427,7 @@ impl FiberDriver {
 
     fn record_site(&mut self, id: EventId, site: Option<Site>) {
         let site = site.unwrap_or_else(internal_site);
+        crate::watchdog::at(id.thread, site);
         self.shared.borrow_mut().record_site(id, site);
     }
 
@@ -709,6 +741,13 @@ impl Driver for FiberDriver {
     }
 
     fn next_action(&mut self, g: &mut ExecutionGraph, t: u32) -> Action {
+        // A failure found while running (see `stop_at_unmarked_spin`) ends
+        // the execution: every thread stops where it is.
+        if self.shared.borrow().failure.is_some() {
+            return Action::Block {
+                reason: BlockReason::Bound,
+            };
+        }
         if !self.ensure_started(g, t) {
             return Action::Block {
                 reason: BlockReason::Assume,
@@ -718,6 +757,7 @@ impl Driver for FiberDriver {
             self.feed(g, t);
         }
         if g.thread_len(t) >= self.options.max_steps {
+            self.stop_at_unmarked_spin(g, t);
             return Action::Block {
                 reason: BlockReason::Bound,
             };

@@ -24,6 +24,7 @@ mod live;
 mod overflow;
 mod report;
 mod run;
+mod watchdog;
 
 pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
 pub use report::{decode_replay, describe_event, encode_replay, Failure, FailureKind, Report};
@@ -265,12 +266,44 @@ fn with_shared<R>(f: impl FnOnce(&mut Shared) -> R) -> R {
     // `f` installs another.
     SHARED.with(|cell| {
         let installed = cell.borrow();
-        let rc = installed.as_ref().unwrap_or_else(|| {
-            panic!("c11check: a modelled type was used outside `c11check::model` (or outside a modelled thread)")
-        });
+        let rc = installed
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}", outside_model_message()));
         let mut s = rc.borrow_mut();
         f(&mut s)
     })
+}
+
+/// How many runs (`c11check::model` and friends) are going on in the
+/// process: a modelled type used on an OS thread that runs none while one
+/// runs elsewhere was most likely handed to a `std::thread::spawn`ed thread.
+static ACTIVE_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts a run in [`ACTIVE_RUNS`] (`+1` when it starts, `-1` when it ends).
+pub(crate) fn count_run(start: bool) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if start {
+        ACTIVE_RUNS.fetch_add(1, Relaxed);
+    } else {
+        ACTIVE_RUNS.fetch_sub(1, Relaxed);
+    }
+}
+
+/// What to tell a caller that uses a modelled type where no model runs.
+fn outside_model_message() -> &'static str {
+    if ACTIVE_RUNS.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+        "c11check: a c11check type was used on a thread c11check does not run (one made with `std::thread::spawn`?) while a model runs on another thread: inside `c11check::model`, start threads with `c11check::thread::spawn` or `c11check::thread::scope`, so that c11check can run and explore them"
+    } else {
+        "c11check: a c11check type was used outside `c11check::model`: run the code that uses it inside `c11check::model(|| { ... })` (or `c11check::model::Builder::new().check(...)`)"
+    }
+}
+
+/// Panics with a clear message when a model is started from inside a
+/// modelled thread (a `model` call nested in another).
+pub fn refuse_nested_model() {
+    if in_model() {
+        panic!("c11check: `c11check::model` was called inside a model (from a modelled thread): a model explores one closure, so call it once, around the whole test body");
+    }
 }
 
 /// Whether the calling code runs inside a modelled thread.

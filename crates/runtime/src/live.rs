@@ -615,6 +615,7 @@ impl<'a> Execution<'a> {
                         l.seen |= 1 << tid;
                     }
                 }
+                crate::watchdog::beat();
                 let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
                 let mut most = 0;
@@ -855,6 +856,8 @@ pub(crate) fn run_live(
     let shared = Rc::new(RefCell::new(Shared::default()));
     install_shared(Some(shared.clone()));
     crate::MODELLING.with(|m| m.set(true));
+    crate::count_run(true);
+    let _watchdog = crate::watchdog::watch();
     let start = Instant::now();
     let mut last_progress = Instant::now();
     let mut stacks = Vec::new();
@@ -1039,6 +1042,7 @@ pub(crate) fn run_live(
     }
     install_shared(None);
     crate::MODELLING.with(|m| m.set(false));
+    crate::count_run(false);
     stats.elapsed = start.elapsed();
     let mut found = found.into_iter();
     match found.next() {

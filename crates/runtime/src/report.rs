@@ -17,6 +17,11 @@ pub enum FailureKind {
     Deadlock,
     /// A thread spins forever, or exceeded its step bound.
     Livelock,
+    /// A thread reached its step bound repeating a turn of a loop that
+    /// only reads, without `spin_loop()` or `yield_now()`: c11check cannot
+    /// tell a wait another thread ends from one nothing ends, nor explore
+    /// every number of turns up to the bound in reasonable time.
+    SpinWithoutHint,
     /// An `Arc` was never released by the end of an execution.
     Leak,
     /// The code under test did not do the same thing when re-run.
@@ -32,6 +37,7 @@ impl FailureKind {
             FailureKind::DataRace => "data race",
             FailureKind::Deadlock => "deadlock",
             FailureKind::Livelock => "livelock",
+            FailureKind::SpinWithoutHint => "spin loop without a hint",
             FailureKind::Leak => "leak",
             FailureKind::Nondeterminism => "nondeterministic test",
             FailureKind::Internal => "internal error",
@@ -270,7 +276,140 @@ pub fn encode_replay(g: &ExecutionGraph) -> String {
         }
         parts.push(s);
     }
-    format!("c1:{}", parts.join(","))
+    format!("c1:{}", compress_steps(&parts))
+}
+
+/// The longest group of steps [`compress_steps`] looks for repeats of.
+const MAX_REPEATED_GROUP: usize = 8;
+
+/// Joins replay steps with commas, writing a step repeated `n` times in a
+/// row as `step*n` and a repeated group of steps as `(a,b)*n`: a thread
+/// that spins until its step bound gives a string of a few dozen
+/// characters, not tens of kilobytes.
+fn compress_steps(parts: &[String]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < parts.len() {
+        // The group length that covers the most steps from `i` (at least
+        // three repeats; the shortest group on a tie).
+        let mut best = (1, 1);
+        for len in 1..=MAX_REPEATED_GROUP.min((parts.len() - i) / 3) {
+            let group = &parts[i..i + len];
+            let mut n = 1;
+            while parts.get(i + n * len..i + (n + 1) * len) == Some(group) {
+                n += 1;
+            }
+            if n >= 3 && len * n > best.0 * best.1 {
+                best = (len, n);
+            }
+        }
+        match best {
+            (_, 1) => out.push(parts[i].clone()),
+            (1, n) => out.push(format!("{}*{n}", parts[i])),
+            (len, n) => out.push(format!("({})*{n}", parts[i..i + len].join(","))),
+        }
+        i += best.0 * best.1;
+    }
+    out.join(",")
+}
+
+/// Expands what [`compress_steps`] wrote into single steps.
+fn expand_steps(body: &str) -> Result<Vec<&str>, String> {
+    let mut steps = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let (group, after) = match rest.strip_prefix('(') {
+            Some(inner) => {
+                let close = inner
+                    .find(')')
+                    .ok_or_else(|| format!("replay string: `({inner}` has no closing `)`"))?;
+                (&inner[..close], &inner[close + 1..])
+            }
+            None => {
+                let end = rest.find([',', '*']).unwrap_or(rest.len());
+                (&rest[..end], &rest[end..])
+            }
+        };
+        let (count, after) = match after.strip_prefix('*') {
+            Some(n) => {
+                let end = n.find(',').unwrap_or(n.len());
+                let count = n[..end]
+                    .parse::<usize>()
+                    .map_err(|_| format!("replay string: bad repeat count `*{}`", &n[..end]))?;
+                (count, &n[end..])
+            }
+            None => (1, after),
+        };
+        for _ in 0..count {
+            steps.extend(group.split(','));
+        }
+        rest = match after.strip_prefix(',') {
+            Some(r) => r,
+            None if after.is_empty() => after,
+            None => return Err(format!("replay string: expected `,` before `{after}`")),
+        };
+    }
+    Ok(steps)
+}
+
+/// A run of identical turns at the end of a thread's events (a loop that
+/// repeats the same operations at the same source lines, reading the same
+/// stores): what a spin loop that never tells c11check it waits does until
+/// the step bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RepeatedTurn {
+    /// The index of the first event of the first repeated turn.
+    pub start: u32,
+    /// Events per turn.
+    pub len: u32,
+    /// How many turns (at least three).
+    pub turns: u32,
+}
+
+/// The longest run of at least three identical turns (of at most 64
+/// events) that ends thread `t`'s events before index `end`.
+pub fn repeated_turn(
+    g: &ExecutionGraph,
+    t: u32,
+    end: u32,
+    site: &dyn Fn(EventId) -> Option<Site>,
+) -> Option<RepeatedTurn> {
+    let events = &g.thread_events(t)[..end as usize];
+    let sites: Vec<Option<Site>> = (0..end).map(|i| site(EventId::new(t, i))).collect();
+    // Reading the same store, or the thread's own store as many events
+    // back (a loop that stores and reads its store back).
+    let same_source = |i: usize, j: usize| match (events[i].rf, events[j].rf) {
+        (Some(a), Some(b)) if a.thread == t && b.thread == t && !a.is_init() && !b.is_init() => {
+            i as i64 - a.index as i64 == j as i64 - b.index as i64
+        }
+        (a, b) => a == b,
+    };
+    let same = |i: usize, j: usize| {
+        let (a, b) = (&events[i], &events[j]);
+        a.action == b.action
+            && same_source(i, j)
+            && a.spurious_fail == b.spurious_fail
+            && sites[i] == sites[j]
+    };
+    let n = events.len();
+    let mut best: Option<RepeatedTurn> = None;
+    for len in 1..=64.min(n / 3) {
+        // The periodic stretch ends at `n`: it starts where an event first
+        // differs from the one `len` later.
+        let mut s = n - len;
+        while s > 0 && same(s - 1, s - 1 + len) {
+            s -= 1;
+        }
+        let turns = ((n - s) / len) as u32;
+        if turns >= 3 && best.is_none_or(|b| turns * len as u32 > b.turns * b.len) {
+            best = Some(RepeatedTurn {
+                start: (n - turns as usize * len) as u32,
+                len: len as u32,
+                turns,
+            });
+        }
+    }
+    best
 }
 
 /// One step of a replay string.
@@ -293,7 +432,7 @@ pub fn decode_replay(s: &str) -> Result<Vec<ReplayStep>, String> {
     if body.is_empty() {
         return Ok(steps);
     }
-    for (i, part) in body.split(',').enumerate() {
+    for (i, part) in expand_steps(body)?.into_iter().enumerate() {
         let bad = || format!("replay string: step {} (`{part}`) is malformed", i + 1);
         let (head, child) = match part.split_once('^') {
             Some((h, c)) => (h, Some(c.parse::<u32>().map_err(|_| bad())?)),
@@ -439,4 +578,34 @@ pub(crate) fn thread_list(threads: &[u32]) -> String {
         .map(|t| format!("thread {t}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn repeated_steps_are_written_once_with_a_count() {
+        let mut parts = steps(&["0<i", "0^1"]);
+        parts.extend(std::iter::repeat_n("0<i".to_string(), 9998));
+        parts.extend(steps(&["0", "1<0.0"]));
+        for _ in 0..5 {
+            parts.extend(steps(&["1<i", "1<0.3!"]));
+        }
+        parts.push("1".into());
+        let body = compress_steps(&parts);
+        assert_eq!(body, "0<i,0^1,0<i*9998,0,1<0.0,(1<i,1<0.3!)*5,1");
+        assert_eq!(expand_steps(&body).unwrap(), parts);
+        // Two repeats are left as they are.
+        let twice = steps(&["2<i", "2<i", "3"]);
+        assert_eq!(compress_steps(&twice), "2<i,2<i,3");
+        assert_eq!(expand_steps("2<i,2<i,3").unwrap(), twice);
+        assert!(decode_replay("c1:0<i*x").is_err());
+        assert!(decode_replay("c1:(0<i,1").is_err());
+        assert_eq!(decode_replay("c1:0*3").unwrap().len(), 3);
+    }
 }

@@ -2,8 +2,8 @@
 
 use crate::driver::{ExecutionState, FiberDriver, RuntimeOptions};
 use crate::report::{
-    decode_replay, describe_event, encode_replay, replay_order, to_dot, Failure, FailureKind,
-    Report,
+    decode_replay, describe_event, encode_replay, repeated_turn, replay_order, to_dot, Failure,
+    FailureKind, RepeatedTurn, Report,
 };
 use c11check_explore::{exhaustive, Config, Driver, Ending, Execution, Stats};
 use c11check_model::{Action, Analysis, BlockReason, EventId, ExecutionGraph, Model};
@@ -88,6 +88,7 @@ pub struct Summary {
 /// Explores every execution of `main` (or replays one) and returns the first
 /// bug found, as a report.
 pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
+    crate::refuse_nested_model();
     let live_replay = cfg.replay.as_deref().is_some_and(|r| r.starts_with("l1:"));
     match cfg.strategy {
         Strategy::Live { iterations, seed } => {
@@ -96,28 +97,16 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         _ if live_replay => return crate::live::run_live(main, cfg, 1, 0),
         _ => {}
     }
+    let _watchdog = crate::watchdog::watch();
     let mut driver = FiberDriver::new(main, cfg.runtime.clone());
     driver.shared.borrow_mut().strong_cas = !cfg.spurious_failures;
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
     let iteration = std::cell::Cell::new(None::<(u64, u64)>);
-    let start = Instant::now();
-    let mut last_progress = Instant::now();
     let mut count = 0u64;
-    let mut visitor = |ex: &Execution<'_>| -> bool {
+    let visitor = |ex: &Execution<'_>| -> bool {
         count += 1;
-        // With logging on, a line a second; otherwise one every 10 s once a run
-        // takes that long, so a long exploration is never silent.
-        let every = if cfg.progress { 1 } else { 10 };
-        if last_progress.elapsed() >= Duration::from_secs(every) {
-            last_progress = Instant::now();
-            eprintln!(
-                "c11check: {count} executions explored in {:.1}s ({:.0}/s)",
-                start.elapsed().as_secs_f64(),
-                count as f64 / start.elapsed().as_secs_f64()
-            );
-        }
         match judge(ex, &state) {
             Some(failure) => {
                 // A report draws modification order: analyse every location.
@@ -135,8 +124,13 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             None => true,
         }
     };
+    let mut visitor = ProgressVisitor {
+        judge: visitor,
+        every: Duration::from_secs(if cfg.progress { 1 } else { 10 }),
+        last: Duration::ZERO,
+    };
     let result = match &cfg.replay {
-        Some(s) => replay(&mut driver, s, cfg.model, &mut visitor).map(|stats| Summary {
+        Some(s) => replay(&mut driver, s, cfg.model, &mut visitor.judge).map(|stats| Summary {
             blocked: stats.blocked,
             stats,
             behaviours: None,
@@ -192,6 +186,34 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             operations: None,
         })
     })
+}
+
+/// The run's visitor: `judge` looks at each execution; a progress line
+/// goes to stderr every 10 s (every second with `RunConfig::progress`),
+/// from inside a long execution too, so that no run is silent.
+struct ProgressVisitor<F> {
+    judge: F,
+    every: Duration,
+    last: Duration,
+}
+
+impl<F: FnMut(&Execution<'_>) -> bool> c11check_explore::Visitor for ProgressVisitor<F> {
+    fn visit(&mut self, ex: &Execution<'_>) -> bool {
+        (self.judge)(ex)
+    }
+    fn progress(&mut self, stats: &Stats) {
+        crate::watchdog::beat();
+        if stats.elapsed - self.last >= self.every {
+            self.last = stats.elapsed;
+            let n = stats.executions + stats.blocked;
+            eprintln!(
+                "c11check: {n} executions explored in {:.1}s ({:.0}/s), execution {} running",
+                stats.elapsed.as_secs_f64(),
+                n as f64 / stats.elapsed.as_secs_f64().max(1e-9),
+                n + 1
+            );
+        }
+    }
 }
 
 /// The bug execution `ex` shows, if any.
@@ -333,13 +355,24 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
         let len = g.thread_len(t) - 1;
         match reason {
             BlockReason::Bound => {
+                let site = |id: EventId| state.site(id);
+                let (message, events) = match repeated_turn(g, t, len, &site) {
+                    Some(turn) => (
+                        spin_message(g, t, turn, &site),
+                        vec![EventId::new(t, turn.start)],
+                    ),
+                    None => (
+                        format!(
+                            "thread {t} performed {len} visible operations without finishing (the step bound; raise it with `Builder::max_steps` or C11CHECK_MAX_STEPS if the test is just long)"
+                        ),
+                        vec![],
+                    ),
+                };
                 return Some(Failure {
                     kind: FailureKind::Livelock,
-                    message: format!(
-                        "thread {t} performed {len} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)"
-                    ),
+                    message,
                     threads: vec![t],
-                    events: vec![],
+                    events,
                 });
             }
             BlockReason::LockHeld => {
@@ -452,16 +485,53 @@ fn make_report(
     n: u64,
 ) -> Report {
     let site = |id: EventId| state.site(id);
+    // A thread's run of identical turns (a spin loop up to the step bound)
+    // shows its first and last turn, and a line for those in between.
+    let hidden: Vec<Option<(u32, u32, u32)>> = (0..g.num_threads() as u32)
+        .map(|t| {
+            let end = g.thread_len(t)
+                - g.last_event(t)
+                    .is_some_and(|e| matches!(e.action, Action::Block { .. }))
+                    as u32;
+            let turn = repeated_turn(g, t, end, &site).filter(|r| r.turns >= 4)?;
+            let from = turn.start + turn.len;
+            Some((
+                from,
+                turn.start + (turn.turns - 1) * turn.len,
+                turn.turns - 2,
+            ))
+        })
+        .collect();
+    // A run stopped at a spin loop stops the other threads where they are:
+    // their stops are not part of the story.
+    let stopped_others = failure.kind == FailureKind::SpinWithoutHint;
     let trace = replay_order(g)
         .into_iter()
         .filter(|id| !matches!(g.event(*id).action, Action::Finish))
-        .map(|id| {
+        .filter(|id| {
+            !(stopped_others
+                && !failure.threads.contains(&id.thread)
+                && matches!(g.event(*id).action, Action::Block { .. }))
+        })
+        .filter_map(|id| {
+            if let Some((from, to, turns)) = hidden[id.thread as usize] {
+                if id.index == from {
+                    let t = id.thread;
+                    return Some(format!(
+                        "   ... T{t}.{from} to T{t}.{}: the same turn {turns} more times ...",
+                        to - 1
+                    ));
+                }
+                if (from..to).contains(&id.index) {
+                    return None;
+                }
+            }
             let mark = if failure.events.contains(&id) {
                 ">> "
             } else {
                 "   "
             };
-            format!("{mark}{}", describe_event(g, id, site(id)))
+            Some(format!("{mark}{}", describe_event(g, id, site(id))))
         })
         .collect();
     Report {
@@ -476,6 +546,42 @@ fn make_report(
         operations: None,
     }
 }
+
+/// What a thread that reached its step bound repeating `turn` is doing, and
+/// what to do about it.
+pub(crate) fn spin_message(
+    g: &ExecutionGraph,
+    t: u32,
+    turn: RepeatedTurn,
+    site: &dyn Fn(EventId) -> Option<crate::Site>,
+) -> String {
+    let first = EventId::new(t, turn.start);
+    let at = site(first).map(|s| format!(" at {s}")).unwrap_or_default();
+    let ops: Vec<String> = (turn.start..turn.start + turn.len.min(4))
+        .map(|i| {
+            let id = EventId::new(t, i);
+            let d = describe_event(g, id, site(id));
+            // Without the event's name: it is the same in every turn.
+            d.split_once(' ')
+                .map(|(_, rest)| rest.to_string())
+                .unwrap_or(d)
+        })
+        .collect();
+    let more = if turn.len > 4 { "\n      ..." } else { "" };
+    let writes =
+        (turn.start..turn.start + turn.len).any(|i| g.event(EventId::new(t, i)).is_write());
+    format!(
+        "thread {t} {}{at} without `spin_loop()` or `yield_now()`: the same turn repeated {} times, up to the step bound:\n      {}{more}\n  {}",
+        if writes { "loops" } else { "spins" },
+        turn.turns,
+        ops.join("\n      "),
+        SPIN_ADVICE
+    )
+}
+
+/// What a loop that ran into the step bound repeating one turn may be, and
+/// what to do about it.
+pub const SPIN_ADVICE: &str = "Either nothing will ever end this loop (a livelock), or another thread will, and c11check, which cannot tell that the loop waits, would explore every number of turns up to the bound. Call `c11check::hint::spin_loop()` (or `c11check::thread::yield_now()`) in the loop: c11check then cuts each turn that only reads again what the turn before read, explores the executions where another thread's store ends the wait, and reports a wait nothing can end as a livelock. If the loop is just long, raise the bound (`Builder::max_steps`, C11CHECK_MAX_STEPS).";
 
 /// Re-runs the one execution a replay string describes.
 fn replay(

@@ -1,0 +1,111 @@
+//! What a user who forgets `spin_loop()` sees: a short report at the first
+//! execution that reaches the step bound, naming the loop and what to do,
+//! with a replay string that is short and replays.
+
+use c11check::model::{Builder, FailureKind, Report};
+use c11check::sync::atomic::{AtomicBool, Ordering};
+use c11check::sync::Arc;
+use c11check::thread;
+
+/// Spins on a flag; the other thread sets it when `sets` says so.
+fn flag_wait(sets: bool, hint: bool) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let t = thread::spawn(move || {
+            if sets {
+                f2.store(true, Ordering::Release);
+            }
+        });
+        while !flag.load(Ordering::Acquire) {
+            if hint {
+                c11check::hint::spin_loop();
+            }
+        }
+        t.join().unwrap();
+    }
+}
+
+fn check_spin_report(r: &Report) {
+    assert_eq!(r.failure.kind, FailureKind::SpinWithoutHint, "{r}");
+    assert_eq!(r.execution_number, 1, "{r}");
+    let text = r.to_string();
+    let first: Vec<&str> = text.lines().take(4).collect();
+    assert_eq!(
+        first[0],
+        "c11check found a spin loop without a hint in execution 1:"
+    );
+    assert!(
+        first[1].starts_with("  thread 0 spins at crates/c11check/tests/spin_reports.rs:")
+            && first[1].contains(
+                "without `spin_loop()` or `yield_now()`: the same turn repeated 9998 times"
+            ),
+        "{}",
+        first[1]
+    );
+    assert!(
+        first[2].trim_start().starts_with("load(Acquire) loc"),
+        "{}",
+        first[2]
+    );
+    assert!(
+        first[3].contains("c11check::hint::spin_loop()"),
+        "{}",
+        first[3]
+    );
+    // The turns in between are one line, the replay string a few steps.
+    assert!(text.lines().count() < 20, "{text}");
+    assert!(text.contains("the same turn 9996 more times"), "{text}");
+    assert!(r.replay.len() < 40, "{}", r.replay);
+}
+
+#[test]
+fn a_spin_without_a_hint_is_reported_at_once_whether_or_not_it_would_end() {
+    for sets in [false, true] {
+        let r = Builder::new()
+            .explore(flag_wait(sets, false))
+            .expect_err("stops at the step bound");
+        check_spin_report(&r);
+        // The replay string re-runs it.
+        let again = Builder::new()
+            .replay(&r.replay)
+            .explore(flag_wait(sets, false))
+            .expect_err("replays");
+        assert_eq!(again.failure.message, r.failure.message);
+    }
+}
+
+#[test]
+fn with_a_hint_the_same_loops_pass_or_are_livelocks() {
+    let ok = Builder::new()
+        .explore(flag_wait(true, true))
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(ok.stats.executions, 2);
+    let r = Builder::new()
+        .explore(flag_wait(false, true))
+        .expect_err("nothing sets the flag");
+    assert_eq!(r.failure.kind, FailureKind::Livelock, "{r}");
+    assert_eq!(r.execution_number, 1, "{r}");
+}
+
+/// A loop that stores in every turn is not a spin: it is reported as a
+/// loop over the step bound, with its repeating turn shown once.
+#[test]
+fn a_loop_that_writes_runs_into_the_bound_as_a_livelock() {
+    let r = Builder::new()
+        .max_steps(300)
+        .explore(|| {
+            let flag = AtomicBool::new(false);
+            while !flag.load(Ordering::Acquire) {
+                flag.store(false, Ordering::Relaxed);
+            }
+        })
+        .expect_err("never ends");
+    assert_eq!(r.failure.kind, FailureKind::Livelock, "{r}");
+    let text = r.to_string();
+    assert!(
+        text.contains("thread 0 loops at crates/c11check/tests/spin_reports.rs:"),
+        "{text}"
+    );
+    assert!(text.lines().count() < 25, "{text}");
+}

@@ -1,0 +1,94 @@
+//! A watchdog for runs that stop moving: a modelled thread blocked in
+//! something c11check does not model (most often a `std::sync::Mutex` held
+//! across a c11check operation, which blocks the one OS thread all modelled
+//! threads share) would otherwise hang without a word.
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Bumped at every visible operation and every progress call of the
+/// explorer.
+static BEAT: AtomicU64 = AtomicU64::new(0);
+/// The modelled thread that ran last, and where its last operation was.
+static THREAD: AtomicU32 = AtomicU32::new(0);
+static SITE: AtomicPtr<std::panic::Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The run makes progress.
+#[inline]
+pub(crate) fn beat() {
+    BEAT.fetch_add(1, Relaxed);
+}
+
+/// Thread `t` performed an operation at `site`.
+#[inline]
+pub(crate) fn at(t: u32, site: crate::Site) {
+    beat();
+    THREAD.store(t, Relaxed);
+    SITE.store(site as *const _ as *mut _, Relaxed);
+}
+
+/// How long a run may stand still before the watchdog speaks.
+const QUIET: Duration = Duration::from_secs(10);
+
+/// Watches a run until the returned guard is dropped: if no operation
+/// happens for [`QUIET`], says once on stderr which thread is stuck where,
+/// and what usually causes it.
+pub(crate) fn watch() -> Guard {
+    let done = Arc::new(AtomicBool::new(false));
+    let d2 = done.clone();
+    let spawned = std::thread::Builder::new()
+        .name("c11check-watchdog".into())
+        .spawn(move || {
+            let mut last = BEAT.load(Relaxed);
+            let mut still = Duration::ZERO;
+            let tick = Duration::from_millis(250);
+            while !d2.load(Relaxed) {
+                std::thread::park_timeout(tick);
+                let now = BEAT.load(Relaxed);
+                if now != last {
+                    last = now;
+                    still = Duration::ZERO;
+                    continue;
+                }
+                still += tick;
+                if still == QUIET {
+                    eprintln!("{}", stuck_message());
+                }
+            }
+        });
+    Guard {
+        done,
+        thread: spawned.ok(),
+    }
+}
+
+fn stuck_message() -> String {
+    let t = THREAD.load(Relaxed);
+    let site = SITE.load(Relaxed);
+    // SAFETY: the pointer is null or was made from a `&'static Location`.
+    let at = unsafe { site.as_ref() }
+        .map(|s| format!(", after its operation at {s}"))
+        .unwrap_or_default();
+    format!(
+        "c11check: no progress for {} s: modelled thread {t} is running{at} and has not reached its next c11check operation. \
+If it waits on something c11check does not model, the test hangs: all modelled threads share one OS thread, so a `std::sync::Mutex` (or `RwLock`, `Condvar`, channel) held across a c11check operation, or a blocking call that waits for another modelled thread, never returns. Use `c11check::sync` types there. (If the thread is just computing, ignore this.)",
+        QUIET.as_secs()
+    )
+}
+
+/// Stops the watchdog when dropped.
+pub(crate) struct Guard {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.done.store(true, Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
