@@ -1,6 +1,6 @@
 //! c11check against loom 0.7.2 and shuttle 0.9.9 on the same programs.
 //!
-//! `cargo bench -p c11check-bench --bench peers [-- [--quick] [--budget SECS] [NAME...]]`
+//! `cargo bench -p c11check-bench --features peers --bench peers [-- [--quick] [--budget SECS] [NAME...]]`
 //!
 //! Every (tool, program) pair runs in a child process of its own, so the peak
 //! resident memory (VmHWM) printed is its own. The programs are written once,

@@ -1,7 +1,7 @@
 //! The CDSChecker/C11Tester benchmark ports under c11check, loom 0.7.2 and
 //! shuttle 0.9.9: one table.
 //!
-//! `cargo bench -p c11check-bench --bench suite [-- [--quick] [--budget SECS] [--seeds N] [NAME...]]`
+//! `cargo bench -p c11check-bench --features peers --bench suite [-- [--quick] [--budget SECS] [--seeds N] [NAME...]]`
 //!
 //! Columns: c11check exhaustive (executions explored, of which blocked, time,
 //! peak memory, verdict); c11check random (the live engine: the share of

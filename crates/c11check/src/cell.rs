@@ -22,12 +22,14 @@ pub struct UnsafeCell<T: ?Sized> {
 unsafe impl<T: ?Sized + Send> Send for UnsafeCell<T> {}
 
 impl<T> UnsafeCell<T> {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new(data: T) -> Self {
         UnsafeCell {
             cell: LocCell::new(),
             data: std::cell::UnsafeCell::new(data),
         }
     }
+    /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     pub fn into_inner(self) -> T {
         self.data.into_inner()
     }

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 /// Explores every execution of `f` under the C/C++20 memory model and panics
 /// with a report on the first bug. Settings come from [`Builder::new`] (and
-/// so from the `C11CHECK_*` environment variables).
+/// so from the `C11CHECK_*` environment variables). The panic points at the
+/// caller (the test), not at c11check.
+#[track_caller]
 pub fn model<F>(f: F)
 where
     F: Fn() + Send + Sync + 'static,
@@ -185,14 +187,17 @@ impl Builder {
         self.seed = seed;
         self
     }
+    /// Sets [`Builder::max_executions`].
     pub fn max_executions(mut self, n: u64) -> Self {
         self.max_executions = Some(n);
         self
     }
+    /// Sets [`Builder::max_duration`].
     pub fn max_duration(mut self, d: Duration) -> Self {
         self.max_duration = Some(d);
         self
     }
+    /// Sets [`Builder::max_steps`].
     pub fn max_steps(mut self, n: u32) -> Self {
         self.max_steps = n;
         self
@@ -256,13 +261,22 @@ impl Builder {
         result
     }
 
-    /// Explores `f` and panics with the report of the first bug.
+    /// Explores `f` and panics with the report of the first bug (the panic
+    /// points at the caller). A run that a budget cut short says so on
+    /// stderr: it passed only the executions it explored.
+    #[track_caller]
     pub fn check<F>(&self, f: F)
     where
         F: Fn() + Send + Sync + 'static,
     {
         match self.explore(f) {
             Ok(summary) => {
+                if summary.stats.cut && !self.log {
+                    eprintln!(
+                        "c11check: stopped by a budget after {} executions: the rest were not explored",
+                        summary.stats.executions + summary.stats.blocked
+                    );
+                }
                 if self.log {
                     let s = &summary.stats;
                     let behaviours = summary

@@ -18,9 +18,11 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// The thread's identifier, unique in the execution.
     pub fn id(&self) -> ThreadId {
         ThreadId(self.id as u64)
     }
+    /// The thread's name, as in `std`.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
@@ -129,6 +131,7 @@ impl<T: 'static> JoinHandle<T> {
         rt::join(self.thread.id, Location::caller())
             .map(|b| *b.downcast::<T>().expect("c11check: thread result type"))
     }
+    /// The thread this handle joins.
     pub fn thread(&self) -> &Thread {
         &self.thread
     }
@@ -141,9 +144,11 @@ pub struct Builder {
 }
 
 impl Builder {
+    /// Makes a new one, as `std`'s `new` does.
     pub fn new() -> Self {
         Builder::default()
     }
+    /// Names the thread.
     pub fn name(mut self, name: String) -> Self {
         self.name = Some(name);
         self
@@ -152,6 +157,7 @@ impl Builder {
     pub fn stack_size(self, _size: usize) -> Self {
         self
     }
+    /// Spawns a modelled thread with this builder's settings.
     #[track_caller]
     pub fn spawn<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
     where
@@ -251,6 +257,8 @@ pub struct ScopedJoinHandle<'scope, T> {
 }
 
 impl<'scope> Scope<'scope, '_> {
+    /// Spawns a modelled thread that may borrow from outside the scope; the
+    /// scope joins it before it ends.
     #[track_caller]
     pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
     where
@@ -286,6 +294,7 @@ impl<'scope> Scope<'scope, '_> {
 }
 
 impl<T> ScopedJoinHandle<'_, T> {
+    /// Waits for the thread to end; its panic is an `Err`, as in `std`.
     #[track_caller]
     pub fn join(self) -> std::thread::Result<T> {
         self.slot
@@ -380,6 +389,7 @@ pub struct LocalKey<T: 'static> {
 pub struct AccessError;
 
 impl<T: 'static> LocalKey<T> {
+    /// Makes a new one, as `std`'s `new` does.
     #[doc(hidden)]
     pub const fn new(init: fn() -> T) -> Self {
         LocalKey { init }
@@ -395,6 +405,7 @@ impl<T: 'static> LocalKey<T> {
         // happen while that thread runs `f`.
         f(unsafe { &*p })
     }
+    /// Runs `f` with this thread's value, or fails after the value was destroyed.
     pub fn try_with<F, R>(&'static self, f: F) -> Result<R, AccessError>
     where
         F: FnOnce(&T) -> R,
@@ -404,39 +415,46 @@ impl<T: 'static> LocalKey<T> {
 }
 
 impl<T: 'static> LocalKey<std::cell::Cell<T>> {
+    /// Sets this thread's value.
     pub fn set(&'static self, value: T) {
         self.with(|c| c.set(value))
     }
+    /// A copy of this thread's value.
     pub fn get(&'static self) -> T
     where
         T: Copy,
     {
         self.with(|c| c.get())
     }
+    /// Takes this thread's value, leaving the default.
     pub fn take(&'static self) -> T
     where
         T: Default,
     {
         self.with(|c| c.take())
     }
+    /// Sets this thread's value and returns the old one.
     pub fn replace(&'static self, value: T) -> T {
         self.with(|c| c.replace(value))
     }
 }
 
 impl<T: 'static> LocalKey<std::cell::RefCell<T>> {
+    /// Runs `f` with a shared borrow of this thread's value.
     pub fn with_borrow<F, R>(&'static self, f: F) -> R
     where
         F: FnOnce(&T) -> R,
     {
         self.with(|c| f(&c.borrow()))
     }
+    /// Runs `f` with a mutable borrow of this thread's value.
     pub fn with_borrow_mut<F, R>(&'static self, f: F) -> R
     where
         F: FnOnce(&mut T) -> R,
     {
         self.with(|c| f(&mut c.borrow_mut()))
     }
+    /// Sets this thread's value.
     pub fn set(&'static self, value: T) {
         self.with(|c| *c.borrow_mut() = value)
     }

@@ -144,6 +144,13 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("{e}");
+                if args.json {
+                    // One object per file, the malformed ones included.
+                    println!(
+                        "{}",
+                        serde_json::json!({ "file": f.display().to_string(), "error": e.to_string() })
+                    );
+                }
                 errors += 1;
                 rows.push(Row {
                     name: f.display().to_string(),

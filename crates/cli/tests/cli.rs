@@ -62,3 +62,38 @@ fn json_output_uses_herd_key_spellings() {
     assert_eq!(v["states"].as_array().unwrap().len(), 3);
     assert!(v["states"][0].get("1:r0").is_some());
 }
+
+#[test]
+fn json_prints_an_error_object_for_a_malformed_file() {
+    let dir = std::env::temp_dir().join(format!("c11check-cli-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.litmus");
+    std::fs::write(&f, "C bad\n{ [x] = 0; }\nP0 (atomic_int* x) {\n  atomic_store_explicit(x, 1 memory_order_relaxed);\n}\nexists (x=1)\n").unwrap();
+    let (code, out, _) = c11check(&["litmus", "--json", f.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .ends_with("bad.litmus:4:30: expected ',', found 'memory_order_relaxed'"),
+        "{v}"
+    );
+    assert!(v["file"].as_str().unwrap().ends_with("bad.litmus"), "{v}");
+}
+
+#[test]
+fn a_race_names_the_racing_accesses() {
+    let (code, out, err) = c11check(&["litmus", "litmus/Race+WR.litmus"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Race P0's plain write of x (its memory access 1) and P1's plain read of x (its memory access 1)"),
+        "{out}"
+    );
+    let (_, out, _) = c11check(&["litmus", "--json", "litmus/Race+WR.litmus"]);
+    assert!(
+        out.contains("\"race_between\":\"P0's plain write of x"),
+        "{out}"
+    );
+}

@@ -60,6 +60,9 @@ pub struct TestReport {
     pub negative: u64,
     /// Some execution has a data race.
     pub race: bool,
+    /// The first race found, in the file's terms: which threads' accesses
+    /// to which location (exhaustive and graph runs).
+    pub race_between: Option<String>,
     pub stats: Stats,
     pub condition: Condition,
 }
@@ -108,6 +111,9 @@ impl TestReport {
         let _ = writeln!(s, "Positive: {} Negative: {}", self.positive, self.negative);
         if self.race {
             let _ = writeln!(s, "Flag *undef*");
+            if let Some(between) = &self.race_between {
+                let _ = writeln!(s, "Race {between}");
+            }
         }
         let _ = writeln!(s, "Condition {}", condition_text(&self.condition));
         let _ = writeln!(
@@ -159,6 +165,7 @@ impl TestReport {
             "positive": self.positive,
             "negative": self.negative,
             "race": self.race,
+            "race_between": self.race_between,
             "executions": self.stats.executions,
             "blocked": self.stats.blocked,
             "bound_hits": self.stats.bound_hits,
@@ -290,8 +297,12 @@ pub fn run_test_inspecting(
     };
     let tally = RefCell::new(Tally::default());
     let visit = |ex: &Execution<'_>| {
-        if !tally.borrow().race && !ex.analysis.races().is_empty() {
-            tally.borrow_mut().race = true;
+        if !tally.borrow().race {
+            if let Some(&(a, b)) = ex.analysis.races().first() {
+                let mut t = tally.borrow_mut();
+                t.race = true;
+                t.race_between = Some(describe_race(test, ex.graph, a, b));
+            }
         }
         if ex.ending != Ending::Complete {
             inspect(ex, &[]);
@@ -358,6 +369,7 @@ pub fn run_test_inspecting(
             positive: o.positive,
             negative: o.negative,
             race: o.race,
+            race_between: None,
             stats: Stats {
                 executions: o.executions,
                 blocked: o.blocked,
@@ -383,6 +395,7 @@ pub fn run_test_inspecting(
         positive,
         negative,
         race,
+        race_between,
     } = tally.into_inner();
     let ok = match test.condition.quantifier {
         Quantifier::Exists => positive > 0,
@@ -398,9 +411,43 @@ pub fn run_test_inspecting(
         positive,
         negative,
         race,
+        race_between,
         stats,
         condition: test.condition.clone(),
     }
+}
+
+/// Racing accesses `a` and `b` in the file's terms: `P1's plain read of x
+/// (its access 2) and P0's plain write of x (its access 1)`.
+fn describe_race(
+    test: &LitmusTest,
+    g: &c11check_model::ExecutionGraph,
+    a: c11check_model::EventId,
+    b: c11check_model::EventId,
+) -> String {
+    let one = |id: c11check_model::EventId| {
+        let e = g.event(id);
+        let loc = e
+            .loc()
+            .and_then(|l| test.locations.get(l.0 as usize))
+            .map_or("?", |s| s.as_str());
+        let plain = if e.ord() == c11check_model::MemOrder::NonAtomic {
+            "plain "
+        } else {
+            ""
+        };
+        let kind = if e.is_write() { "write" } else { "read" };
+        // The how-manieth event of its thread that accesses memory.
+        let nth = g.thread_events(id.thread)[..=id.index as usize]
+            .iter()
+            .filter(|x| x.loc().is_some())
+            .count();
+        format!(
+            "P{}'s {plain}{kind} of {loc} (its memory access {nth})",
+            id.thread
+        )
+    };
+    format!("{} and {}", one(a), one(b))
 }
 
 /// What an exploration of a test counts (reset when it starts over).
@@ -410,6 +457,7 @@ struct Tally {
     positive: u64,
     negative: u64,
     race: bool,
+    race_between: Option<String>,
 }
 
 /// A visitor that forgets what it counted when the exploration starts over
@@ -495,6 +543,7 @@ pub fn run_test_brute(
         positive,
         negative,
         race: e.race,
+        race_between: None,
         stats: Stats {
             executions: e.executions.len() as u64,
             elapsed: start.elapsed(),

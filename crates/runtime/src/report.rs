@@ -125,6 +125,29 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
         Action::Store { loc, ord, val } => {
             format!("store({}) loc{} := {}", ord_name(ord), loc.0, val)
         }
+        Action::Rmw { loc, op, .. } if op.is_refcount() => {
+            let inc = matches!(op, c11check_model::RmwOp::RefInc);
+            format!(
+                "{} loc{} {} -> {}{}",
+                if inc {
+                    "reference count +1 (clone)"
+                } else {
+                    "reference count -1 (drop of the handle made here)"
+                },
+                loc.0,
+                e.read_val,
+                if inc {
+                    e.read_val + 1
+                } else {
+                    e.read_val.wrapping_sub(1)
+                },
+                if !inc && e.read_val == 1 {
+                    ", the last"
+                } else {
+                    ""
+                }
+            )
+        }
         Action::Rmw {
             loc,
             ord,

@@ -250,14 +250,15 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
         return Some(Failure {
             kind: FailureKind::DataRace,
             message: format!(
-                "data race on loc{}: {} {}{} and {} {}{} are not ordered by happens-before",
+                "data race on loc{}: {} {}{} and {} {}{} are not ordered by happens-before\n  {}",
                 g.event(a).loc().map(|l| l.0).unwrap_or(0),
                 kind(a),
                 a,
                 site(a),
                 kind(b),
                 b,
-                site(b)
+                site(b),
+                race_fix(g, a, b, &site)
             ),
             threads: vec![a.thread, b.thread],
             events: vec![a, b],
@@ -331,6 +332,48 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
         }
         Ending::Blocked => judge_blocked(ex, state),
     }
+}
+
+/// What would order racing accesses `a` and `b`, as a reviewer would say it:
+/// where one thread, after its access, stores what the other reads before
+/// its own, the orders that store and load need (release, acquire) for the
+/// read to synchronise with the store; otherwise what to add.
+fn race_fix(
+    g: &ExecutionGraph,
+    a: EventId,
+    b: EventId,
+    site: &dyn Fn(EventId) -> String,
+) -> String {
+    use c11check_model::MemOrder;
+    for (first, second) in [(a, b), (b, a)] {
+        // The last read before `second` in its thread that reads a store
+        // its thread made after `first`.
+        let link = (0..second.index).rev().find_map(|i| {
+            let r = EventId::new(second.thread, i);
+            let e = g.event(r);
+            let w =
+                e.rf.filter(|w| !w.is_init() && w.thread == first.thread && w.index > first.index)?;
+            (e.ord() != MemOrder::NonAtomic).then_some((w, r))
+        });
+        let Some((w, r)) = link else { continue };
+        let mut fixes = Vec::new();
+        if !g.event(w).ord().is_release() {
+            fixes.push(format!("the store {w}{} Release", site(w)));
+        }
+        if !g.event(r).ord().is_acquire() {
+            fixes.push(format!("the load {r}{} Acquire", site(r)));
+        }
+        if fixes.is_empty() {
+            break;
+        }
+        return format!(
+            "{r} reads what {w} stored after {first}, but does not synchronise with it: make {} (or add a fence of that order after the store or before the load), and {first} happens before {second}.",
+            fixes.join(" and ")
+        );
+    }
+    format!(
+        "Nothing orders them in this execution: after {a}, store with Release a value that {b}'s thread loads with Acquire before {b} (or the other way round), or make both accesses under one Mutex."
+    )
 }
 
 /// An execution that ended with blocked threads is a bug only when no other

@@ -23,6 +23,9 @@ struct Inner<T: ?Sized> {
 /// `std::sync::Arc` under the model.
 pub struct Arc<T: ?Sized> {
     inner: std::sync::Arc<Inner<T>>,
+    /// Where this handle was made (`new`, `clone`, `upgrade`): a report
+    /// shows its drop there, since a drop has no caller to point at.
+    site: &'static std::panic::Location<'static>,
 }
 
 /// `std::sync::Weak` under the model.
@@ -50,6 +53,7 @@ impl<T> Arc<T> {
                 strong: Word::new(1, Width::U64),
                 value: UnsafeCell::new(ManuallyDrop::new(value)),
             }),
+            site: std::panic::Location::caller(),
         };
         if c11check_runtime::in_model() && !super::once::initializing_static() {
             c11check_runtime::track_alloc(a.key(), "Arc", std::panic::Location::caller());
@@ -77,6 +81,7 @@ impl<T> Arc<T> {
         unsafe { std::ptr::drop_in_place(&mut (*(&*this as *const Self as *mut Self)).inner) };
         Ok(value)
     }
+    /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     #[track_caller]
     pub fn into_inner(this: Self) -> Option<T> {
         Arc::try_unwrap(this).ok()
@@ -87,14 +92,17 @@ impl<T: ?Sized> Arc<T> {
     fn key(&self) -> usize {
         std::sync::Arc::as_ptr(&self.inner) as *const u8 as usize
     }
+    /// A `Weak` handle to the same value.
     pub fn downgrade(this: &Self) -> Weak<T> {
         Weak {
             inner: std::sync::Arc::downgrade(&this.inner),
         }
     }
+    /// Whether the two point to the same allocation.
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
         std::sync::Arc::ptr_eq(&a.inner, &b.inner)
     }
+    /// The number of owners: a read of the reference count, which makes the order of clones and drops observable (the model then explores every order).
     #[track_caller]
     pub fn strong_count(this: &Self) -> usize {
         let site = std::panic::Location::caller();
@@ -110,6 +118,7 @@ impl<T: ?Sized> Arc<T> {
             None
         }
     }
+    /// A pointer to the value.
     pub fn as_ptr(this: &Self) -> *const T {
         // SAFETY: the value lives as long as `this`.
         unsafe { &**this.inner.value.get() as *const T }
@@ -131,6 +140,7 @@ impl<T: ?Sized> Clone for Arc<T> {
         (self.inner.strong).rmw(RmwOp::RefInc, 1, MemOrder::Relaxed, site);
         Arc {
             inner: self.inner.clone(),
+            site,
         }
     }
 }
@@ -142,9 +152,9 @@ impl<T: ?Sized> Drop for Arc<T> {
             // closure): nothing to check; the shared value is leaked.
             return;
         }
-        let site = std::panic::Location::caller();
+        let site = self.site;
         if (self.inner.strong).rmw(RmwOp::RefDec, 1, MemOrder::Release, site) == 1 {
-            fence(Ordering::Acquire);
+            c11check_runtime::fence(MemOrder::Acquire, site);
             c11check_runtime::track_free(self.key());
             // SAFETY: the modelled count reached zero: this is the last owner
             // in the execution, and every other owner's uses happen before.
@@ -165,7 +175,7 @@ impl<T: ?Sized> Weak<T> {
                 return None;
             }
             match (inner.strong).cas(n, n + 1, MemOrder::Acquire, MemOrder::Relaxed, true, site) {
-                Ok(_) => return Some(Arc { inner }),
+                Ok(_) => return Some(Arc { inner, site }),
                 Err(m) => n = m,
             }
         }

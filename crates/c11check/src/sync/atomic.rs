@@ -423,12 +423,14 @@ macro_rules! atomic_int {
                 let now = self.w().load(MemOrder::Relaxed, Location::caller()) as $t;
                 self.exclusive.get_mut(&self.word, now)
             }
+            /// Makes a new one, as `std`'s `new` does.
             pub const fn new(v: $t) -> Self {
                 $name {
                     word: Word::new(v as Value, Width::$width),
                     exclusive: Exclusive::new(),
                 }
             }
+            /// Loads the value with `order`: the model explores every store this load may read.
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $t {
                 self.w().load(load_order(order), Location::caller()) as $t
@@ -440,11 +442,13 @@ macro_rules! atomic_int {
             pub fn unsync_load(&self) -> $t {
                 self.w().plain_load(Location::caller()) as $t
             }
+            /// Stores `val` with `order`.
             #[track_caller]
             pub fn store(&self, val: $t, order: Ordering) {
                 self.word
                     .store(val as Value, store_order(order), Location::caller())
             }
+            /// Stores `val` and returns the previous value, as one read-modify-write with `order`.
             #[track_caller]
             pub fn swap(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -476,6 +480,7 @@ macro_rules! atomic_int {
                     .map(|v| v as $t)
                     .map_err(|v| v as $t)
             }
+            /// Stores `new` if the value is `current`, as one read-modify-write; returns the value read (`Ok` when it matched). `failure` orders the read when it does not match.
             #[track_caller]
             pub fn compare_exchange(
                 &self,
@@ -498,6 +503,7 @@ macro_rules! atomic_int {
             ) -> Result<$t, $t> {
                 self.cas(current, new, success, failure, weak())
             }
+            /// Adds `val` (wrapping) and returns the previous value, as one read-modify-write with `order`.
             #[track_caller]
             pub fn fetch_add(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -507,6 +513,7 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// Subtracts `val` (wrapping) and returns the previous value, as one read-modify-write with `order`.
             #[track_caller]
             pub fn fetch_sub(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -516,6 +523,7 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// Bitwise and with `val`; returns the previous value (one read-modify-write with `order`).
             #[track_caller]
             pub fn fetch_and(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -525,6 +533,7 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// Bitwise nand with `val`; returns the previous value (one read-modify-write with `order`).
             #[track_caller]
             pub fn fetch_nand(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -534,6 +543,7 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// Bitwise or with `val`; returns the previous value (one read-modify-write with `order`).
             #[track_caller]
             pub fn fetch_or(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -543,6 +553,7 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// Bitwise xor with `val`; returns the previous value (one read-modify-write with `order`).
             #[track_caller]
             pub fn fetch_xor(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -552,6 +563,7 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// Stores the maximum of the value and `val`; returns the previous value (one read-modify-write with `order`).
             #[track_caller]
             pub fn fetch_max(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -561,6 +573,7 @@ macro_rules! atomic_int {
                     Location::caller(),
                 ) as $t
             }
+            /// Stores the minimum of the value and `val`; returns the previous value (one read-modify-write with `order`).
             #[track_caller]
             pub fn fetch_min(&self, val: $t, order: Ordering) -> $t {
                 self.w().rmw(
@@ -644,12 +657,14 @@ impl AtomicBool {
         let now = self.w().load(MemOrder::Relaxed, Location::caller()) != 0;
         self.exclusive.get_mut(&self.word, now)
     }
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new(v: bool) -> Self {
         AtomicBool {
             word: Word::new(v as Value, Width::U8),
             exclusive: Exclusive::new(),
         }
     }
+    /// Loads the value with `order`: the model explores every store this load may read.
     #[track_caller]
     pub fn load(&self, order: Ordering) -> bool {
         self.w().load(load_order(order), Location::caller()) != 0
@@ -659,11 +674,13 @@ impl AtomicBool {
     pub fn unsync_load(&self) -> bool {
         self.w().plain_load(Location::caller()) != 0
     }
+    /// Stores `val` with `order`.
     #[track_caller]
     pub fn store(&self, val: bool, order: Ordering) {
         self.word
             .store(val as Value, store_order(order), Location::caller())
     }
+    /// Stores `val` and returns the previous value, as one read-modify-write with `order`.
     #[track_caller]
     pub fn swap(&self, val: bool, order: Ordering) -> bool {
         self.w().rmw(
@@ -694,6 +711,7 @@ impl AtomicBool {
             .map(|v| v != 0)
             .map_err(|v| v != 0)
     }
+    /// Stores `new` if the value is `current`, as one read-modify-write; returns the value read (`Ok` when it matched). `failure` orders the read when it does not match.
     #[track_caller]
     pub fn compare_exchange(
         &self,
@@ -704,6 +722,7 @@ impl AtomicBool {
     ) -> Result<bool, bool> {
         self.cas(current, new, success, failure, false)
     }
+    /// Like `compare_exchange`, but may fail although the value matched; the model explores one such failure per store read.
     #[track_caller]
     pub fn compare_exchange_weak(
         &self,
@@ -714,6 +733,7 @@ impl AtomicBool {
     ) -> Result<bool, bool> {
         self.cas(current, new, success, failure, weak())
     }
+    /// Bitwise and with `val`; returns the previous value (one read-modify-write with `order`).
     #[track_caller]
     pub fn fetch_and(&self, val: bool, order: Ordering) -> bool {
         self.w().rmw(
@@ -737,6 +757,7 @@ impl AtomicBool {
             }
         }
     }
+    /// Bitwise or with `val`; returns the previous value (one read-modify-write with `order`).
     #[track_caller]
     pub fn fetch_or(&self, val: bool, order: Ordering) -> bool {
         self.w().rmw(
@@ -746,6 +767,7 @@ impl AtomicBool {
             Location::caller(),
         ) != 0
     }
+    /// Bitwise xor with `val`; returns the previous value (one read-modify-write with `order`).
     #[track_caller]
     pub fn fetch_xor(&self, val: bool, order: Ordering) -> bool {
         self.w().rmw(
@@ -755,10 +777,12 @@ impl AtomicBool {
             Location::caller(),
         ) != 0
     }
+    /// Negates the value; returns the previous value (one read-modify-write with `order`).
     #[track_caller]
     pub fn fetch_not(&self, order: Ordering) -> bool {
         self.fetch_xor(true, order)
     }
+    /// std's loop: load, compute, `compare_exchange_weak` until it sticks.
     #[track_caller]
     pub fn fetch_update<F>(
         &self,
@@ -778,6 +802,7 @@ impl AtomicBool {
         }
         Err(prev)
     }
+    /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     #[track_caller]
     pub fn into_inner(self) -> bool {
         self.w().load(MemOrder::Relaxed, Location::caller()) != 0
@@ -815,6 +840,7 @@ fn value_ptr<T>(v: Value) -> *mut T {
 }
 
 impl<T> AtomicPtr<T> {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new(p: *mut T) -> Self {
         AtomicPtr {
             word: Word::new(0, Width::U64),
@@ -838,6 +864,7 @@ impl<T> AtomicPtr<T> {
         }
         &self.word
     }
+    /// Loads the value with `order`: the model explores every store this load may read.
     #[track_caller]
     pub fn load(&self, order: Ordering) -> *mut T {
         value_ptr(self.word().load(load_order(order), Location::caller()))
@@ -847,11 +874,13 @@ impl<T> AtomicPtr<T> {
     pub fn unsync_load(&self) -> *mut T {
         value_ptr(self.word().plain_load(Location::caller()))
     }
+    /// Stores `val` with `order`.
     #[track_caller]
     pub fn store(&self, p: *mut T, order: Ordering) {
         self.word()
             .store(ptr_value(p), store_order(order), Location::caller())
     }
+    /// Stores `val` and returns the previous value, as one read-modify-write with `order`.
     #[track_caller]
     pub fn swap(&self, p: *mut T, order: Ordering) -> *mut T {
         value_ptr(self.word().rmw(
@@ -882,6 +911,7 @@ impl<T> AtomicPtr<T> {
             .map(value_ptr)
             .map_err(value_ptr)
     }
+    /// Stores `new` if the value is `current`, as one read-modify-write; returns the value read (`Ok` when it matched). `failure` orders the read when it does not match.
     #[track_caller]
     pub fn compare_exchange(
         &self,
@@ -892,6 +922,7 @@ impl<T> AtomicPtr<T> {
     ) -> Result<*mut T, *mut T> {
         self.cas(current, new, success, failure, false)
     }
+    /// Like `compare_exchange`, but may fail although the value matched; the model explores one such failure per store read.
     #[track_caller]
     pub fn compare_exchange_weak(
         &self,
@@ -902,6 +933,7 @@ impl<T> AtomicPtr<T> {
     ) -> Result<*mut T, *mut T> {
         self.cas(current, new, success, failure, weak())
     }
+    /// std's loop: load, compute, `compare_exchange_weak` until it sticks.
     #[track_caller]
     pub fn fetch_update<F>(
         &self,
@@ -921,6 +953,7 @@ impl<T> AtomicPtr<T> {
         }
         Err(prev)
     }
+    /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     #[track_caller]
     pub fn into_inner(self) -> *mut T {
         value_ptr(self.word().load(MemOrder::Relaxed, Location::caller()))

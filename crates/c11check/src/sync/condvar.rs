@@ -35,6 +35,7 @@ pub struct Condvar {
 pub struct WaitTimeoutResult(bool);
 
 impl WaitTimeoutResult {
+    /// Whether the wait ended by timing out (the model explores both).
     pub fn timed_out(&self) -> bool {
         self.0
     }
@@ -76,6 +77,7 @@ pub(crate) fn explored_choice() -> bool {
 }
 
 impl Condvar {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new() -> Self {
         Condvar {
             waiters: AtomicUsize::new(0),
@@ -219,12 +221,14 @@ pub struct Barrier {
 pub struct BarrierWaitResult(bool);
 
 impl BarrierWaitResult {
+    /// Whether this waiter is the round's leader (exactly one per round).
     pub fn is_leader(&self) -> bool {
         self.0
     }
 }
 
 impl Barrier {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new(n: usize) -> Self {
         Barrier {
             arrived: AtomicUsize::new(0),
@@ -254,6 +258,7 @@ impl Barrier {
         }
     }
 
+    /// Waits until every party has arrived, as `std::sync::Barrier::wait` does.
     #[track_caller]
     pub fn wait(&self) -> BarrierWaitResult {
         let n = self.n.max(1);

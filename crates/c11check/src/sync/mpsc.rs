@@ -181,6 +181,7 @@ fn drop_sender<T>(chan: &Chan<T>) {
 }
 
 impl<T> Sender<T> {
+    /// Sends a value; fails only when the receiver is gone, as in `std`.
     #[track_caller]
     pub fn send(&self, t: T) -> Result<(), SendError<T>> {
         self.chan.send(t, true).map_err(|e| match e {
@@ -205,12 +206,14 @@ impl<T> Drop for Sender<T> {
 }
 
 impl<T> SyncSender<T> {
+    /// Sends a value; fails only when the receiver is gone, as in `std`.
     #[track_caller]
     pub fn send(&self, t: T) -> Result<(), SendError<T>> {
         self.chan.send(t, true).map_err(|e| match e {
             TrySendError::Disconnected(t) | TrySendError::Full(t) => SendError(t),
         })
     }
+    /// Sends a value if there is room, else returns `Full` at once.
     #[track_caller]
     pub fn try_send(&self, t: T) -> Result<(), TrySendError<T>> {
         self.chan.send(t, false)
@@ -244,6 +247,7 @@ impl<T> Receiver<T> {
             _ => Err(RecvError),
         }
     }
+    /// A message if one is there, else `Empty` (or `Disconnected`) at once.
     #[track_caller]
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         match self.chan.poll(false) {
@@ -268,9 +272,11 @@ impl<T> Receiver<T> {
             }
         }
     }
+    /// Receives messages until every sender is gone.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         std::iter::from_fn(move || self.recv().ok())
     }
+    /// The messages already there, without waiting.
     pub fn try_iter(&self) -> impl Iterator<Item = T> + '_ {
         std::iter::from_fn(move || self.try_recv().ok())
     }

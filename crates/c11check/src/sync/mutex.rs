@@ -52,9 +52,13 @@ unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 pub struct MutexGuard<'a, T: ?Sized> {
     lock: &'a Mutex<T>,
     panicking: bool,
+    /// Where the lock was taken: reports show the release there (a guard's
+    /// drop has no caller to point at).
+    site: &'static Location<'static>,
 }
 
 impl<T> Mutex<T> {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new(t: T) -> Self {
         Mutex {
             cell: LocCell::new(),
@@ -62,6 +66,7 @@ impl<T> Mutex<T> {
             data: UnsafeCell::new(t),
         }
     }
+    /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     pub fn into_inner(self) -> LockResult<T> {
         let poisoned = self.poisoned.get();
         let t = self.data.into_inner();
@@ -76,14 +81,17 @@ impl<T> Mutex<T> {
 impl<T: ?Sized> Mutex<T> {
     /// One attempt to take the lock: `acquire` is `Action::lock_acquire` when
     /// a failure waits, `Action::lock_try` when it is the caller's result.
+    #[track_caller]
     fn try_acquire(&self, acquire: fn(c11check_model::Loc) -> Action) -> bool {
         access(&self.cell, 0, acquire, Location::caller()).ok
     }
 
+    #[track_caller]
     fn guard(&self) -> LockResult<MutexGuard<'_, T>> {
         let g = MutexGuard {
             lock: self,
             panicking: std::thread::panicking(),
+            site: Location::caller(),
         };
         if self.poisoned.get() {
             Err(PoisonError::new(g))
@@ -103,6 +111,7 @@ impl<T: ?Sized> Mutex<T> {
         self.guard()
     }
 
+    /// Takes the lock if it is free, else returns `WouldBlock` at once; the model explores both outcomes.
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         if !self.try_acquire(Action::lock_try) {
@@ -111,12 +120,15 @@ impl<T: ?Sized> Mutex<T> {
         self.guard().map_err(TryLockError::Poisoned)
     }
 
+    /// Whether a thread panicked while holding this, as in `std`.
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.get()
     }
+    /// Clears the poisoned flag, as in `std`.
     pub fn clear_poison(&self) {
         self.poisoned.clear()
     }
+    /// Exclusive access to the value through `&mut self` (no synchronisation needed), as in `std`.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let poisoned = self.is_poisoned();
         let t = self.data.get_mut();
@@ -127,9 +139,8 @@ impl<T: ?Sized> Mutex<T> {
         }
     }
 
-    #[track_caller]
-    fn unlock(&self) {
-        access(&self.cell, 0, Action::lock_release, Location::caller());
+    fn unlock(&self, site: &'static Location<'static>) {
+        access(&self.cell, 0, Action::lock_release, site);
     }
 }
 
@@ -161,7 +172,7 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
             self.lock.poisoned.set();
         }
         if c11check_runtime::in_model() {
-            self.lock.unlock();
+            self.lock.unlock(self.site);
         }
     }
 }

@@ -25,18 +25,21 @@ pub struct OnceState {
 }
 
 impl OnceState {
+    /// Whether a thread panicked while holding this, as in `std`.
     pub fn is_poisoned(&self) -> bool {
         self.poisoned
     }
 }
 
 impl Once {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new() -> Self {
         Once {
             state: AtomicU8::new(INCOMPLETE),
         }
     }
 
+    /// Whether the initialisation has run to its end.
     pub fn is_completed(&self) -> bool {
         self.state.load(Ordering::Acquire) == COMPLETE
     }
@@ -147,6 +150,7 @@ impl<T> Default for OnceLock<T> {
 }
 
 impl<T> OnceLock<T> {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new() -> Self {
         OnceLock {
             once: Once::new(),
@@ -162,6 +166,7 @@ impl<T> OnceLock<T> {
             None
         }
     }
+    /// The value, made by `f` in the first caller (others wait for it).
     pub fn get_or_init<F: FnOnce() -> T>(&self, f: F) -> &T {
         self.once.call_once(|| {
             let v = in_static_init(f);
@@ -182,6 +187,7 @@ impl<T> OnceLock<T> {
             Some(v) => Err(v),
         }
     }
+    /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     pub fn into_inner(self) -> Option<T> {
         if self.once.is_completed() {
             self.value.into_inner()
@@ -215,6 +221,7 @@ impl<T, F: Fn() -> T> LazyLock<T, F> {
             make: f,
         }
     }
+    /// The value, made on first use.
     pub fn force(this: &Self) -> &T {
         this.cell.get_or_init(|| (this.make)())
     }

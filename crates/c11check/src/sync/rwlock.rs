@@ -32,16 +32,19 @@ unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
 // SAFETY: as std's RwLock.
 unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
 
+/// A shared hold of an [`RwLock`]; released when dropped.
 pub struct RwLockReadGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
 }
 
+/// An exclusive hold of an [`RwLock`]; released when dropped.
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     panicking: bool,
 }
 
 impl<T> RwLock<T> {
+    /// Makes a new one, as `std`'s `new` does.
     pub const fn new(t: T) -> Self {
         RwLock {
             state: AtomicI64::new(PERMITS),
@@ -49,6 +52,7 @@ impl<T> RwLock<T> {
             data: UnsafeCell::new(t),
         }
     }
+    /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     pub fn into_inner(self) -> LockResult<T> {
         let poisoned = self.poison.get();
         let t = self.data.into_inner();
@@ -92,6 +96,7 @@ impl<T: ?Sized> RwLock<T> {
         self.poisoned(RwLockReadGuard { lock: self })
     }
 
+    /// Takes a shared lock if no writer holds it, else returns `WouldBlock` at once.
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
         if !self.take_share(false) {
@@ -113,6 +118,7 @@ impl<T: ?Sized> RwLock<T> {
         })
     }
 
+    /// Takes the lock exclusively if nobody holds it, else returns `WouldBlock` at once.
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
         if !self.take_all(false) {
@@ -125,12 +131,15 @@ impl<T: ?Sized> RwLock<T> {
         .map_err(TryLockError::Poisoned)
     }
 
+    /// Whether a thread panicked while holding this, as in `std`.
     pub fn is_poisoned(&self) -> bool {
         self.poison.get()
     }
+    /// Clears the poisoned flag, as in `std`.
     pub fn clear_poison(&self) {
         self.poison.clear()
     }
+    /// Exclusive access to the value through `&mut self` (no synchronisation needed), as in `std`.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let poisoned = self.poison.get();
         let t = self.data.get_mut();

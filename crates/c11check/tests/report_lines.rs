@@ -1,0 +1,77 @@
+//! Reports read like the user's code: source lines of the test (not of
+//! c11check's own types), and for a data race, what would order the two
+//! accesses.
+
+use c11check::cell::UnsafeCell;
+use c11check::model::{Builder, FailureKind};
+use c11check::sync::atomic::{AtomicBool, Ordering};
+use c11check::sync::{Arc, Mutex};
+use c11check::thread;
+
+/// Shared data, as a user's queue or cell type wraps it.
+struct Data(UnsafeCell<i32>);
+// SAFETY: the test's point is the unsynchronised access c11check reports.
+unsafe impl Sync for Data {}
+
+/// Message passing whose flag is published with `store` and read with
+/// `load` orders.
+fn message_passing(store: Ordering, load: Ordering) -> Box<c11check::model::Report> {
+    Builder::new()
+        .explore(move || {
+            let data = Arc::new(Data(UnsafeCell::new(0)));
+            let flag = Arc::new(AtomicBool::new(false));
+            let (d2, f2) = (data.clone(), flag.clone());
+            let t = thread::spawn(move || {
+                d2.0.with_mut(|p| unsafe { *p = 42 });
+                f2.store(true, store);
+            });
+            if flag.load(load) {
+                data.0.with(|p| unsafe { assert_eq!(*p, 42) });
+            }
+            t.join().unwrap();
+        })
+        .expect_err("the data race is found")
+}
+
+#[test]
+fn a_race_says_which_orders_would_fix_it() {
+    let r = message_passing(Ordering::Relaxed, Ordering::Relaxed);
+    assert_eq!(r.failure.kind, FailureKind::DataRace, "{r}");
+    let m = &r.failure.message;
+    assert!(
+        m.contains("but does not synchronise with it: make the store T1."),
+        "{m}"
+    );
+    assert!(
+        m.contains("tests/report_lines.rs:26:20 Release and the load T0."),
+        "{m}"
+    );
+    assert!(m.contains("tests/report_lines.rs:28:21 Acquire"), "{m}");
+    let r = message_passing(Ordering::Release, Ordering::Relaxed);
+    let m = &r.failure.message;
+    assert!(!m.contains("Release and"), "{m}");
+    assert!(m.contains("make the load T0."), "{m}");
+}
+
+#[test]
+fn mutex_and_arc_events_point_at_the_test() {
+    let r = Builder::new()
+        .explore(|| {
+            let m = Arc::new(Mutex::new(0));
+            let m2 = m.clone();
+            let t = thread::spawn(move || {
+                *m2.lock().unwrap() += 1;
+            });
+            let seen = *m.lock().unwrap();
+            t.join().unwrap();
+            assert_eq!(seen, 0, "the main thread went first");
+        })
+        .expect_err("the other thread may lock first");
+    let text = r.to_string();
+    assert!(!text.contains("src/sync/"), "{text}");
+    assert!(text.contains("tests/report_lines.rs:59:27"), "{text}");
+    assert!(
+        text.contains("reference count -1 (drop of the handle made here)"),
+        "{text}"
+    );
+}
