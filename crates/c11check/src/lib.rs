@@ -156,16 +156,21 @@
 //!
 //! # Memory reclamation: what is and is not checked
 //!
-//! c11check sees the operations of its own types, and with the tracking
-//! allocator the allocation of the blocks they live in. An access to an object
-//! that is not ordered after its creation is a data race (above). What it does
-//! not check yet: an access to memory that was already freed (a Treiber pop
-//! that frees a node another thread still reads through a plain field or a
-//! raw pointer) is not reported, even with the tracking allocator; only the
-//! wrong values it leads to, and what Rust's own checks (Miri, AddressSanitizer)
-//! find when the test runs under them. Free nodes with a scheme whose safety
-//! does not depend on timing (hazard pointers, epochs, reference counts), and
-//! test that scheme with c11check.
+//! c11check sees the operations of its own types and, with the tracking
+//! allocator installed, the allocation and the free of the blocks they live
+//! in. An access through a modelled type (an `AtomicPtr` or `AtomicUsize`
+//! field, an `UnsafeCell`) to an object whose block a modelled thread freed
+//! is reported: after the free, as a use after free
+//! (`FailureKind::UseAfterFree`); not ordered before it, as a data race with
+//! the free (a Treiber pop that frees a node another thread is still about
+//! to read). Freed blocks are held back from the system allocator until the
+//! execution ends, so the dangling access still finds its object. Not
+//! checked: accesses through plain fields and raw pointers (c11check does
+//! not see them; run the test under Miri or AddressSanitizer for those), a
+//! block grown or moved by `realloc`, and frees without the tracking
+//! allocator. Free nodes with a scheme whose safety does not depend on
+//! timing (hazard pointers, epochs, reference counts), and test that scheme
+//! with c11check.
 //!
 //! # Misuse
 //!

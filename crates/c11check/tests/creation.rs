@@ -84,3 +84,101 @@ fn objects_reached_through_synchronization_are_not_races() {
     Builder::new().check(body);
     Builder::new().random(300).check(body);
 }
+
+/// A Treiber stack node whose fields are modelled types.
+struct Node {
+    next: AtomicPtr<Node>,
+    value: AtomicUsize,
+}
+
+/// Two threads pop from a stack of two nodes; `free` says whether a popped
+/// node is freed at once (wrong without a reclamation scheme: the other
+/// thread may still read its `next`) or only after both threads are done.
+fn treiber_pops(free_at_once: bool) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let second = Box::into_raw(Box::new(Node {
+            next: AtomicPtr::new(std::ptr::null_mut()),
+            value: AtomicUsize::new(2),
+        }));
+        let first = Box::into_raw(Box::new(Node {
+            next: AtomicPtr::new(second),
+            value: AtomicUsize::new(1),
+        }));
+        let head = Arc::new(AtomicPtr::new(first));
+        let pop = move |head: &AtomicPtr<Node>| -> *mut Node {
+            loop {
+                let h = head.load(Ordering::Acquire);
+                if h.is_null() {
+                    return h;
+                }
+                // SAFETY: the point of the test: `h` may have been freed.
+                let next = unsafe { (*h).next.load(Ordering::Relaxed) };
+                if head
+                    .compare_exchange(h, next, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    // SAFETY: popped: only this thread owns `h` now.
+                    let _ = unsafe { (*h).value.load(Ordering::Relaxed) };
+                    if free_at_once {
+                        drop(unsafe { Box::from_raw(h) });
+                    }
+                    return h;
+                }
+            }
+        };
+        let h2 = head.clone();
+        let t = thread::spawn(move || pop(&h2) as usize);
+        let mine = pop(&head) as usize;
+        let theirs = t.join().unwrap();
+        if !free_at_once {
+            for p in [mine, theirs] {
+                if p != 0 {
+                    // SAFETY: each popped node is freed once, after both pops.
+                    drop(unsafe { Box::from_raw(p as *mut Node) });
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_node_freed_while_another_thread_reads_it_is_reported() {
+    let r = Builder::new()
+        .explore(treiber_pops(true))
+        .expect_err("the other thread may read the freed node's next");
+    assert!(
+        matches!(
+            r.failure.kind,
+            FailureKind::UseAfterFree | FailureKind::DataRace
+        ),
+        "{r}"
+    );
+    assert!(r.failure.message.contains("free"), "{r}");
+    // Freed only after both threads are done: no report.
+    Builder::new()
+        .explore(treiber_pops(false))
+        .unwrap_or_else(|r| panic!("{r}"));
+}
+
+#[test]
+fn the_live_engine_reports_a_use_after_free() {
+    let r = Builder::new()
+        .random(2000)
+        .seed(5)
+        .live()
+        .explore(treiber_pops(true))
+        .expect_err("some schedule reads the freed node");
+    assert!(
+        matches!(
+            r.failure.kind,
+            FailureKind::UseAfterFree | FailureKind::DataRace
+        ),
+        "{r}"
+    );
+    Builder::new()
+        .random(2000)
+        .seed(5)
+        .live()
+        .explore(treiber_pops(false))
+        .unwrap_or_else(|r| panic!("{r}"));
+}

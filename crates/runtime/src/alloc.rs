@@ -71,13 +71,16 @@ impl BlockTable {
     }
 
     /// Forgets the block starting at `start`; whether there was one.
+    #[cfg(test)]
     fn remove(&mut self, start: usize) -> bool {
+        self.take(start).is_some()
+    }
+
+    /// Removes and returns the block that starts at `start`.
+    fn take(&mut self, start: usize) -> Option<Block> {
         match self.blocks.binary_search_by_key(&start, |b| b.start) {
-            Ok(i) => {
-                self.blocks.remove(i);
-                true
-            }
-            Err(_) => false,
+            Ok(i) => Some(self.blocks.remove(i)),
+            Err(_) => None,
         }
     }
 
@@ -93,6 +96,12 @@ impl BlockTable {
 }
 
 thread_local! {
+    /// Tracked blocks freed by modelled threads in the current execution,
+    /// held back from the system allocator until it ends (as
+    /// AddressSanitizer's quarantine): a dangling access then still finds
+    /// its object's location cell, and is reported, instead of reading
+    /// memory the allocator reused.
+    static QUARANTINE: RefCell<Vec<(usize, Layout)>> = const { RefCell::new(Vec::new()) };
     /// Set while the tracker itself runs (its table allocates).
     static BUSY: Cell<bool> = const { Cell::new(false) };
     /// Set while a modelled thread runs: allocations elsewhere (the
@@ -194,24 +203,47 @@ fn track_alloc(addr: usize, size: usize) {
     });
 }
 
+/// Notes the free of `addr`; returns whether it was a tracked block a
+/// modelled thread frees now (to be quarantined).
 #[inline]
-fn note_free(addr: usize) {
-    if COUNT.try_with(Cell::get).unwrap_or(0) != 0 && maybe_tracked(addr) {
-        track_free(addr);
+fn note_free(addr: usize) -> bool {
+    COUNT.try_with(Cell::get).unwrap_or(0) != 0 && maybe_tracked(addr) && track_free(addr)
+}
+
+/// Gives the blocks quarantined in this execution back to the system (at
+/// the start of the next one, and at the end of a run).
+pub(crate) fn release_quarantine() {
+    let held = QUARANTINE
+        .try_with(|q| std::mem::take(&mut *q.borrow_mut()))
+        .unwrap_or_default();
+    for (p, layout) in held {
+        // SAFETY: each was allocated by `System` with this layout, and
+        // its owner freed it (its free was only held back).
+        unsafe { System.dealloc(p as *mut u8, layout) };
     }
 }
 
 #[inline(never)]
-fn track_free(addr: usize) {
+fn track_free(addr: usize) -> bool {
     guarded(|| {
-        let _ = BLOCKS.try_with(|t| {
-            let mut t = t.borrow_mut();
-            if t.remove(addr) {
+        let freed = BLOCKS
+            .try_with(|t| {
+                let mut t = t.borrow_mut();
+                let b = t.take(addr)?;
                 filter_add(addr, -1);
                 let _ = COUNT.try_with(|c| c.set(t.blocks.len()));
-            }
-        });
-    });
+                Some(b)
+            })
+            .ok()
+            .flatten();
+        // The objects bound in the block die with it (only objects of this
+        // execution, in blocks of this execution, were bound in one).
+        if let Some(b) = freed {
+            crate::block_freed(b.start, b.end);
+        }
+        freed.is_some() && in_fiber()
+    })
+    .unwrap_or(false)
 }
 
 /// Runs `f` without recording its allocations: for a facade's own objects
@@ -263,7 +295,16 @@ unsafe impl GlobalAlloc for TrackingAllocator {
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        note_free(p as usize);
+        if note_free(p as usize) {
+            let held = guarded(|| {
+                QUARANTINE
+                    .try_with(|q| q.borrow_mut().push((p as usize, layout)))
+                    .is_ok()
+            });
+            if held == Some(true) {
+                return;
+            }
+        }
         // SAFETY: as above.
         unsafe { System.dealloc(p, layout) }
     }
@@ -273,7 +314,7 @@ unsafe impl GlobalAlloc for TrackingAllocator {
         if !q.is_null() {
             // Moved or grown: objects first used in it from now on were
             // created no earlier than now.
-            note_free(p as usize);
+            let _ = note_free(p as usize);
             note_alloc(q as usize, new_size);
         }
         q

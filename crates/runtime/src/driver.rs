@@ -131,6 +131,7 @@ impl FiberDriver {
         install_shared(None);
         crate::MODELLING.with(|m| m.set(false));
         crate::count_run(false);
+        crate::alloc::release_quarantine();
     }
 
     /// What the visitor of an exploration needs to judge an execution.
@@ -484,6 +485,11 @@ impl ExecutionState {
     /// events it had done then (see [`crate::alloc`]).
     pub fn creations(&self) -> std::cell::Ref<'_, [(Loc, u32, u64)]> {
         std::cell::Ref::map(self.0.borrow(), |s| s.creations.as_slice())
+    }
+    /// Objects whose tracked allocation was freed in this execution:
+    /// location, freeing thread, its events before the free.
+    pub fn frees(&self) -> std::cell::Ref<'_, [(Loc, u32, u64)]> {
+        std::cell::Ref::map(self.0.borrow(), |s| s.frees.as_slice())
     }
     /// Tracked objects still alive (what, where made).
     pub fn leaks(&self) -> Vec<(&'static str, Site)> {

@@ -143,6 +143,12 @@ pub(crate) struct Shared {
     /// Objects of this execution created in a tracked allocation (see
     /// [`alloc`]): location, creating thread, its position then.
     pub creations: Vec<(Loc, u32, u64)>,
+    /// Objects of this execution bound in a tracked allocation, with the
+    /// address of their location cell, until the allocation is freed.
+    pub objects: Vec<(Loc, usize)>,
+    /// Objects whose allocation a modelled thread freed in this execution:
+    /// location, freeing thread, its position then (as in `stamps`).
+    pub frees: Vec<(Loc, u32, u64)>,
     /// The program's weak compare-exchanges are issued as strong ones
     /// (`RunConfig::spurious_failures` off).
     pub strong_cas: bool,
@@ -166,6 +172,9 @@ impl Shared {
         self.waits.clear();
         self.stamps.clear();
         self.creations.clear();
+        self.objects.clear();
+        self.frees.clear();
+        alloc::release_quarantine();
     }
     /// The panic an execution fails with, if any (threads, message): the
     /// first one no `join` took; the model's main thread's always counts.
@@ -229,8 +238,53 @@ impl Shared {
         if let Some((t, stamp)) = alloc::creation_of(addr, self.generation) {
             self.creations.retain(|c| c.0 != loc);
             self.creations.push((loc, t, stamp));
+            self.objects.retain(|o| o.0 != loc);
+            self.objects.push((loc, addr));
         }
     }
+    /// The running thread freed the tracked allocation `[start, end)`: the
+    /// objects bound in it are gone (an access to one afterwards, or not
+    /// ordered before the free, is a bug).
+    pub(crate) fn note_free(&mut self, start: usize, end: usize) {
+        if !self.in_fiber {
+            return;
+        }
+        let (t, stamp) = (
+            self.current,
+            self.stamps.get(self.current as usize).copied().unwrap_or(0),
+        );
+        let frees = &mut self.frees;
+        self.objects.retain(|&(loc, addr)| {
+            let inside = (start..end).contains(&addr);
+            if inside {
+                frees.push((loc, t, stamp));
+            }
+            !inside
+        });
+    }
+    /// Where the allocation holding the object at `loc` was freed, if it was.
+    pub(crate) fn freed(&self, loc: Loc) -> Option<(u32, u64)> {
+        self.frees
+            .iter()
+            .find(|f| f.0 == loc)
+            .map(|&(_, t, stamp)| (t, stamp))
+    }
+}
+
+/// A modelled thread freed the tracked allocation `[start, end)` (see
+/// [`Shared::note_free`]); skipped when the state is borrowed (a free in
+/// c11check's own code, which frees no user object).
+pub(crate) fn block_freed(start: usize, end: usize) {
+    let _ = SHARED.try_with(|cell| {
+        let Ok(installed) = cell.try_borrow() else {
+            return;
+        };
+        if let Some(rc) = installed.as_ref() {
+            if let Ok(mut s) = rc.try_borrow_mut() {
+                s.note_free(start, end);
+            }
+        }
+    });
 }
 
 /// What an allocation made now is stamped with: (execution, thread, its

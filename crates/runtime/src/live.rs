@@ -331,6 +331,7 @@ impl<'a> Execution<'a> {
                 unsafe { (*cell).set(generation, l) };
                 if let Some(c) = crate::alloc::creation_of(cell as usize, generation) {
                     self.creation.insert(l, c);
+                    self.shared.borrow_mut().objects.push((l, cell as usize));
                     self.loc_sched_mut(l).writer = c.0;
                 }
                 l
@@ -604,6 +605,18 @@ impl<'a> Execution<'a> {
                 if let Some((creator, stamp)) = created {
                     if creator != tid && self.mem.hb_entry(tid, creator) <= stamp {
                         return Some(creation_race(tid, creator, loc));
+                    }
+                    // Freed already, in execution order: a use after free.
+                    if let Some((f, _)) = self.shared.borrow().freed(loc) {
+                        return Some(Failure {
+                            kind: FailureKind::UseAfterFree,
+                            message: format!(
+                                "use after free: thread {tid} accesses loc{}, an object in memory thread {f} freed",
+                                loc.0
+                            ),
+                            threads: vec![tid, f],
+                            events: vec![],
+                        });
                     }
                 }
                 if self.park_loads {
@@ -1043,6 +1056,7 @@ pub(crate) fn run_live(
     install_shared(None);
     crate::MODELLING.with(|m| m.set(false));
     crate::count_run(false);
+    crate::alloc::release_quarantine();
     stats.elapsed = start.elapsed();
     let mut found = found.into_iter();
     match found.next() {

@@ -24,6 +24,9 @@ pub enum FailureKind {
     SpinWithoutHint,
     /// An `Arc` was never released by the end of an execution.
     Leak,
+    /// An access to an object in memory that was already freed (with the
+    /// tracking allocator installed).
+    UseAfterFree,
     /// The code under test did not do the same thing when re-run.
     Nondeterminism,
     /// A bug of c11check itself.
@@ -39,6 +42,7 @@ impl FailureKind {
             FailureKind::Livelock => "livelock",
             FailureKind::SpinWithoutHint => "spin loop without a hint",
             FailureKind::Leak => "leak",
+            FailureKind::UseAfterFree => "use after free",
             FailureKind::Nondeterminism => "nondeterministic test",
             FailureKind::Internal => "internal error",
         }

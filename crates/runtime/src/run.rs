@@ -301,6 +301,9 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
             return Some(f);
         }
     }
+    if let Some(f) = freed_access(ex, state) {
+        return Some(f);
+    }
     match ex.ending {
         Ending::Complete => {
             let leaks = state.leaks();
@@ -332,6 +335,66 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
         }
         Ending::Blocked => judge_blocked(ex, state),
     }
+}
+
+/// An access to an object whose tracked allocation was freed, that does not
+/// happen before the free: after it (a use after free) or unordered with
+/// it (a race with the free). The free happened in thread `f` after its
+/// first `n` events.
+fn freed_access(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
+    let frees = state.frees();
+    if frees.is_empty() {
+        return None;
+    }
+    let g = ex.graph;
+    for (id, e) in g.events() {
+        let Some(loc) = e.loc() else { continue };
+        let Some(&(_, f, n)) = frees.iter().find(|x| x.0 == loc) else {
+            continue;
+        };
+        let n = n as u32;
+        let before_free = if id.thread == f {
+            id.index < n
+        } else {
+            n > 0 && ex.analysis.hb(id, EventId::new(f, n - 1))
+        };
+        if before_free {
+            continue;
+        }
+        let after_free =
+            id.thread == f || (n < g.thread_len(f) && ex.analysis.hb(EventId::new(f, n), id));
+        let at = state
+            .site(id)
+            .map(|s| format!(" at {s}"))
+            .unwrap_or_default();
+        let what = if e.is_write() { "writes" } else { "reads" };
+        let message = if after_free {
+            format!(
+                "use after free: {id}{at} {what} loc{}, an object in memory thread {f} freed after its operation {} (T{f}.{})",
+                loc.0,
+                n,
+                n.saturating_sub(1)
+            )
+        } else {
+            format!(
+                "data race with a free: {id}{at} {what} loc{}, an object in memory thread {f} frees after its operation {} (T{f}.{}), and nothing orders the access before the free: the memory may be gone (or reused) when it runs",
+                loc.0,
+                n,
+                n.saturating_sub(1)
+            )
+        };
+        return Some(Failure {
+            kind: if after_free {
+                FailureKind::UseAfterFree
+            } else {
+                FailureKind::DataRace
+            },
+            message,
+            threads: vec![id.thread, f],
+            events: vec![id],
+        });
+    }
+    None
 }
 
 /// What would order racing accesses `a` and `b`, as a reviewer would say it:

@@ -48,11 +48,17 @@ impl<T> Arc<T> {
     /// made by a `OnceLock`/`LazyLock` initializer, statics, are exempt).
     #[track_caller]
     pub fn new(value: T) -> Self {
-        let a = Arc {
-            inner: std::sync::Arc::new(Inner {
+        // The shared block is made untracked: std's own reference count,
+        // which c11check does not model, decides which handle frees it
+        // (the last `Weak`, say), so its free is no user's free.
+        let inner = c11check_runtime::alloc::untracked(|| {
+            std::sync::Arc::new(Inner {
                 strong: Word::new(1, Width::U64),
                 value: UnsafeCell::new(ManuallyDrop::new(value)),
-            }),
+            })
+        });
+        let a = Arc {
+            inner,
             site: std::panic::Location::caller(),
         };
         if c11check_runtime::in_model() && !super::once::initializing_static() {

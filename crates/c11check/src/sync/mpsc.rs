@@ -123,6 +123,12 @@ impl<T> Chan<T> {
 }
 
 fn make<T>(bound: Option<usize>) -> StdArc<Chan<T>> {
+    // Untracked: std's reference count, which c11check does not model,
+    // decides which endpoint frees the channel.
+    c11check_runtime::alloc::untracked(|| make_tracked(bound))
+}
+
+fn make_tracked<T>(bound: Option<usize>) -> StdArc<Chan<T>> {
     StdArc::new(Chan {
         claimed: AtomicUsize::new(0),
         free: AtomicUsize::new(bound.unwrap_or(0)),
