@@ -2,8 +2,8 @@
 # Runs loom 0.7.2's own tests/ folder against c11check's loom compatibility
 # crate (crates/loom), unchanged, and prints pass/fail/ignored counts.
 #
-# loom's sources come from the cargo registry (fetched as a dev-dependency of
-# crates/bench); nothing of loom is copied into this repository: the tests are
+# loom's sources come from the cargo registry (an optional dependency of
+# crates/bench, feature `peers`); nothing of loom is copied into this repository: the tests are
 # copied into target/loom-tests at run time.
 #
 #   bash tools/loom_tests.sh            # loom's selection (its #[ignore]s skipped)
@@ -14,7 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 cargo fetch -q
-src="$(cargo metadata --format-version 1 2>/dev/null | python3 -c '
+src="$(cargo metadata --format-version 1 --all-features 2>/dev/null | python3 -c '
 import json, sys
 m = json.load(sys.stdin)
 for p in m["packages"]:

@@ -47,6 +47,20 @@ fn a_race_says_which_orders_would_fix_it() {
         "{m}"
     );
     assert!(m.contains("tests/report_lines.rs:28:21 Acquire"), "{m}");
+    // The cell's accesses show no value (c11check does not see it), and
+    // the legend says what each location is.
+    let text = r.to_string();
+    assert!(text.contains("write(plain) loc"), "{text}");
+    assert!(
+        text.contains(
+            ": plain data (an UnsafeCell) first used at crates/c11check/tests/report_lines.rs:25:"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(": an atomic first used at crates/c11check/tests/report_lines.rs:"),
+        "{text}"
+    );
     let r = message_passing(Ordering::Release, Ordering::Relaxed);
     let m = &r.failure.message;
     assert!(!m.contains("Release and"), "{m}");

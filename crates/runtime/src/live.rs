@@ -1005,6 +1005,7 @@ pub(crate) fn run_live(
             let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
             found.push((
                 Box::new(Report {
+                    locations: Vec::new(),
                     failure,
                     trace: {
                         let mut t = vec![if lines.len() as u64 >= total {

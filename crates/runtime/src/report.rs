@@ -66,6 +66,9 @@ pub struct Report {
     pub failure: Failure,
     /// One line per event, in an order that respects program order and reads-from.
     pub trace: Vec<String>,
+    /// What each location of the trace is: `loc1: an atomic first used at
+    /// src/lib.rs:10:5`.
+    pub locations: Vec<String>,
     /// Feed to `Builder::replay` (or `C11CHECK_REPLAY`) to re-run this execution.
     pub replay: String,
     /// The execution graph in Graphviz syntax.
@@ -109,6 +112,12 @@ impl fmt::Display for Report {
         for line in &self.trace {
             writeln!(f, "  {line}")?;
         }
+        if !self.locations.is_empty() {
+            writeln!(f, "Locations:")?;
+            for line in &self.locations {
+                writeln!(f, "  {line}")?;
+            }
+        }
         writeln!(f)?;
         writeln!(
             f,
@@ -123,6 +132,17 @@ impl fmt::Display for Report {
 pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> String {
     let e = g.event(id);
     let what = match e.action {
+        // An `UnsafeCell` access: the value is the program's own, which
+        // c11check does not see.
+        Action::Load {
+            loc,
+            ord: c11check_model::MemOrder::NonAtomic,
+        } => format!("read(plain) loc{}", loc.0),
+        Action::Store {
+            loc,
+            ord: c11check_model::MemOrder::NonAtomic,
+            ..
+        } => format!("write(plain) loc{}", loc.0),
         Action::Load { loc, ord } => {
             format!("load({}) loc{} = {}", ord_name(ord), loc.0, e.read_val)
         }
@@ -240,6 +260,48 @@ fn ord_name(o: c11check_model::MemOrder) -> &'static str {
         AcqRel => "AcqRel",
         SeqCst => "SeqCst",
     }
+}
+
+/// A line per location of `g`: what kind of object it is (read off its
+/// first access) and where the program first used it.
+pub fn location_legend(g: &ExecutionGraph, site: &dyn Fn(EventId) -> Option<Site>) -> Vec<String> {
+    use c11check_model::{Loc, MemOrder, RmwOp};
+    let mut first: Vec<Option<EventId>> = vec![None; g.num_locs()];
+    for id in replay_order(g) {
+        if let Some(Loc(l)) = g.event(id).loc() {
+            if let Some(slot @ None) = first.get_mut(l as usize) {
+                *slot = Some(id);
+            }
+        }
+    }
+    first
+        .iter()
+        .enumerate()
+        .filter_map(|(l, id)| {
+            let id = (*id)?;
+            let e = g.event(id);
+            let what = match e.action {
+                Action::Cas {
+                    lock: true,
+                    take: false,
+                    ..
+                } => "a lock",
+                Action::Cas { take: true, .. } => {
+                    "a count of permits (a wait of a Condvar, RwLock, Barrier or channel)"
+                }
+                Action::Rmw {
+                    op: RmwOp::RefInc | RmwOp::RefDec,
+                    ..
+                } => "a reference count (Arc)",
+                _ if e.ord() == MemOrder::NonAtomic => "plain data (an UnsafeCell)",
+                _ => "an atomic",
+            };
+            let at = site(id)
+                .map(|s| format!(" first used at {s}"))
+                .unwrap_or_default();
+            Some(format!("loc{l}: {what}{at}"))
+        })
+        .collect()
 }
 
 /// The events of `g` in an order that respects program order, reads-from and

@@ -170,6 +170,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     }
     result.map_err(|msg| {
         Box::new(Report {
+            locations: Vec::new(),
             failure: Failure {
                 kind: FailureKind::Nondeterminism,
                 message: msg,
@@ -641,6 +642,7 @@ fn make_report(
         })
         .collect();
     Report {
+        locations: crate::report::location_legend(g, &site),
         replay: encode_replay(g),
         dot: to_dot(g, a, &site),
         trace,
