@@ -121,7 +121,8 @@
 //! happens-before, in which SeqCst operations on different locations order
 //! nothing. A report carries the iteration's seed as its replay string
 //! (`l1:<seed>`) and every operation of the failing execution with its value,
-//! the store it read (`T1 #7: Rrlx(x2) = 1 (reads T0 #3)`) and source line, and
+//! the store it read (`T1 #7: load(Relaxed) loc2 = 1 (reads T0 #3)`, in the
+//! exhaustive engine's words) and source line, and
 //! `dot` draws them (a live run keeps no graph: the execution is run again from
 //! its seed to record them, up to 100,000). A run goes through all its iterations and reports each distinct
 //! bug once, with how many iterations hit it. A wait loop that can only read

@@ -178,7 +178,7 @@ fn live_finds_the_seqlock_bug_and_replays_its_seed() {
     assert!(
         rep.trace
             .iter()
-            .any(|l| l.starts_with("T1 #") && l.contains(": W") && l.contains("seqlock.rs")),
+            .any(|l| l.starts_with("T1 #") && l.contains(": store(") && l.contains("seqlock.rs")),
         "{rep}"
     );
     let again = seqlock::check_with(Builder::new().replay(&rep.replay), false)
@@ -600,10 +600,10 @@ fn live_report_names_the_stores_read_and_draws_them() {
     let store = rep
         .trace
         .iter()
-        .find(|l| l.starts_with("T1 #") && l.contains(": Wrlx(x1, 1) at "))
+        .find(|l| l.starts_with("T1 #") && l.contains(": store(Relaxed) loc1 := 1 at "))
         .unwrap_or_else(|| panic!("no store line: {rep}"));
     let num = store[4..].split(':').next().unwrap();
-    let read = format!(": Rrlx(x1) = 1 (reads T1 #{num}) at ");
+    let read = format!(": load(Relaxed) loc1 = 1 (reads T1 #{num}) at ");
     assert!(
         rep.trace
             .iter()

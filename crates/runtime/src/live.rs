@@ -722,6 +722,7 @@ impl<'a> Execution<'a> {
             seq,
             action,
             val: outcome.val,
+            ok: outcome.ok,
             read_from,
             site,
         });
@@ -1090,12 +1091,16 @@ struct LiveOp {
     seq: Option<u64>,
     action: Action,
     val: i64,
+    /// Whether a compare-exchange succeeded.
+    ok: bool,
     read_from: Option<ReadFrom>,
     site: Site,
 }
 
 impl LiveOp {
-    /// `T1 #7: Rrlx(x2) = 1 (reads T0 #3) at src/lib.rs:4:9`.
+    /// `T1 #7: load(Relaxed) loc2 = 1 (reads T0 #3) at src/lib.rs:4:9`:
+    /// the operation in the exhaustive engine's words; a live run names
+    /// its operations by thread and sequence number.
     fn line(&self) -> String {
         let LiveOp {
             thread: t,
@@ -1110,12 +1115,15 @@ impl LiveOp {
             Some(ReadFrom::Store { thread, seq }) => format!(" (reads T{thread} #{seq})"),
             None => String::new(),
         };
-        match a {
-            Action::Load { .. } | Action::Rmw { .. } | Action::Cas { .. } => {
-                format!("T{t}{num}: {a} = {v}{read} at {site}")
-            }
-            _ => format!("T{t}{num}: {a} at {site}"),
-        }
+        let wrote = match a {
+            Action::Cas { .. } => self.ok,
+            _ => a.may_write(),
+        };
+        let spurious = matches!(a, Action::Cas { weak: true, .. })
+            && !self.ok
+            && a.cas_succeeds(*v) == Some(true);
+        let what = crate::report::describe_action(a, *v, wrote, spurious);
+        format!("T{t}{num}: {what}{read} at {site}")
     }
 }
 

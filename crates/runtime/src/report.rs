@@ -129,9 +129,16 @@ impl fmt::Display for Report {
 }
 
 /// One event, for humans: `T1.3 load(acquire) x2 = 1 (reads T0.4) at src/lib.rs:10:5`.
-pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> String {
-    let e = g.event(id);
-    let what = match e.action {
+/// One operation in words, the same in every engine's reports:
+/// `load(Acquire) loc1 = 0`, `compare_exchange_weak(..) loc2 0 -> 1: read
+/// 0, failed spuriously`. `wrote`: whether a read-modify-write wrote.
+pub fn describe_action(
+    action: &Action,
+    read_val: c11check_model::Value,
+    wrote: bool,
+    spurious: bool,
+) -> String {
+    match *action {
         // An `UnsafeCell` access: the value is the program's own, which
         // c11check does not see.
         Action::Load {
@@ -144,7 +151,7 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             ..
         } => format!("write(plain) loc{}", loc.0),
         Action::Load { loc, ord } => {
-            format!("load({}) loc{} = {}", ord_name(ord), loc.0, e.read_val)
+            format!("load({}) loc{} = {}", ord_name(ord), loc.0, read_val)
         }
         Action::Store { loc, ord, val } => {
             format!("store({}) loc{} := {}", ord_name(ord), loc.0, val)
@@ -159,13 +166,13 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
                     "reference count -1 (drop of the handle made here)"
                 },
                 loc.0,
-                e.read_val,
+                read_val,
                 if inc {
-                    e.read_val + 1
+                    read_val + 1
                 } else {
-                    e.read_val.wrapping_sub(1)
+                    read_val.wrapping_sub(1)
                 },
-                if !inc && e.read_val == 1 {
+                if !inc && read_val == 1 {
                     ", the last"
                 } else {
                     ""
@@ -184,7 +191,7 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             ord_name(ord),
             loc.0,
             operand,
-            e.read_val
+            read_val
         ),
         Action::Cas {
             loc,
@@ -195,19 +202,15 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             "take {} from loc{}: read {}, {}",
             expected,
             loc.0,
-            e.read_val,
-            if e.is_write() { "took" } else { "too few" }
+            read_val,
+            if wrote { "took" } else { "too few" }
         ),
         Action::Cas {
             loc, lock: true, ..
         } => format!(
             "lock loc{}: {}",
             loc.0,
-            if e.is_write() {
-                "took it"
-            } else {
-                "found it held"
-            }
+            if wrote { "took it" } else { "found it held" }
         ),
         Action::Cas {
             loc,
@@ -226,10 +229,10 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
             loc.0,
             expected,
             new,
-            e.read_val,
-            if e.is_write() {
+            read_val,
+            if wrote {
                 "succeeded"
-            } else if e.spurious_fail {
+            } else if spurious {
                 "failed spuriously"
             } else {
                 "failed"
@@ -240,7 +243,12 @@ pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> St
         Action::Join { child } => format!("join thread {child}"),
         Action::Block { reason } => format!("blocked ({})", reason.name()),
         Action::Finish => "finished".to_string(),
-    };
+    }
+}
+
+pub fn describe_event(g: &ExecutionGraph, id: EventId, site: Option<Site>) -> String {
+    let e = g.event(id);
+    let what = describe_action(&e.action, e.read_val, e.is_write(), e.spurious_fail);
     let from = match e.rf {
         Some(w) if w.is_init() => " (reads the initial value)".to_string(),
         Some(w) => format!(" (reads {w})"),
