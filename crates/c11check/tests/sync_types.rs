@@ -208,6 +208,13 @@ fn condvar_wait_without_a_loop(b: Builder) {
     });
     let rep = r.expect_err("a spurious wake-up breaks it");
     assert_eq!(rep.failure.kind, FailureKind::Panic, "{rep}");
+    // The trace says so, in those words, at the test's wait.
+    assert!(
+        rep.trace.iter().any(|l| l
+            .contains("c11check chooses a spurious wake-up or a time-out here: yes")
+            && l.contains("at crates/c11check/tests/sync_types.rs:")),
+        "{rep}"
+    );
 }
 
 #[test]

@@ -328,6 +328,12 @@ fn with_shared<R>(f: impl FnOnce(&mut Shared) -> R) -> R {
     })
 }
 
+/// What the weak compare-exchange of a choice the facade lets the explorer
+/// make both ways (a condition variable's spurious wake-up, a timed wait's
+/// time-out) would write: reports show it as that choice, not as a
+/// compare-exchange the program never made.
+pub const CHOICE_MARK: c11check_model::Value = 0x0C11_C0C4_01CE;
+
 /// How many runs (`c11check::model` and friends) are going on in the
 /// process: a modelled type used on an OS thread that runs none while one
 /// runs elsewhere was most likely handed to a `std::thread::spawn`ed thread.

@@ -139,6 +139,14 @@ pub fn describe_action(
     spurious: bool,
 ) -> String {
     match *action {
+        Action::Cas {
+            weak: true,
+            new: crate::CHOICE_MARK,
+            ..
+        } => format!(
+            "c11check chooses a spurious wake-up or a time-out here: {}",
+            if spurious { "yes" } else { "no" }
+        ),
         // An `UnsafeCell` access: the value is the program's own, which
         // c11check does not see.
         Action::Load {
@@ -289,6 +297,11 @@ pub fn location_legend(g: &ExecutionGraph, site: &dyn Fn(EventId) -> Option<Site
             let id = (*id)?;
             let e = g.event(id);
             let what = match e.action {
+                Action::Cas {
+                    weak: true,
+                    new: crate::CHOICE_MARK,
+                    ..
+                } => "a choice c11check explores both ways",
                 Action::Cas {
                     lock: true,
                     take: false,

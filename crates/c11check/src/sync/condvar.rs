@@ -19,7 +19,7 @@
 //! waiters that woke spuriously wake later waiters early, which is also a
 //! spurious wake-up, so no behaviour std forbids is produced.
 
-use super::atomic::{AtomicU8, AtomicUsize, Ordering};
+use super::atomic::{AtomicU64, AtomicUsize, Ordering};
 use super::{LockResult, MutexGuard, PoisonError};
 use std::cell::RefCell;
 
@@ -71,8 +71,16 @@ fn last_wait_spurious(update: Option<bool>) -> bool {
 /// says of the program's own weak compare-exchanges).
 #[track_caller]
 pub(crate) fn explored_choice() -> bool {
-    AtomicU8::new(0)
-        .cas(0, 0, Ordering::Relaxed, Ordering::Relaxed, true)
+    // The value it would write marks it for reports (see
+    // `c11check_runtime::CHOICE_MARK`).
+    AtomicU64::new(0)
+        .cas(
+            0,
+            c11check_runtime::CHOICE_MARK as u64,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+            true,
+        )
         .is_err()
 }
 
@@ -86,6 +94,7 @@ impl Condvar {
     }
 
     /// Whether this wait may wake spuriously (not right after another one).
+    #[track_caller]
     fn may_wake_spuriously(&self) -> bool {
         if last_wait_spurious(None) {
             last_wait_spurious(Some(false));
