@@ -360,7 +360,7 @@ fn outside_model_message() -> &'static str {
 
 /// Panics with a clear message when a model is started from inside a
 /// modelled thread (a `model` call nested in another).
-pub fn refuse_nested_model() {
+pub(crate) fn refuse_nested_model() {
     if in_model() {
         panic!("c11check: `c11check::model` was called inside a model (from a modelled thread): a model explores one closure, so call it once, around the whole test body");
     }

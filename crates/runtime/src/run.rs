@@ -689,7 +689,7 @@ pub(crate) fn spin_message(
 
 /// What a loop that ran into the step bound repeating one turn may be, and
 /// what to do about it.
-pub const SPIN_ADVICE: &str = "Either nothing will ever end this loop (a livelock), or another thread will, and c11check, which cannot tell that the loop waits, would explore every number of turns up to the bound. Call `c11check::hint::spin_loop()` (or `c11check::thread::yield_now()`) in the loop: c11check then cuts each turn that only reads again what the turn before read, explores the executions where another thread's store ends the wait, and reports a wait nothing can end as a livelock. If the loop is just long, raise the bound (`Builder::max_steps`, C11CHECK_MAX_STEPS).";
+const SPIN_ADVICE: &str = "Either nothing will ever end this loop (a livelock), or another thread will, and c11check, which cannot tell that the loop waits, would explore every number of turns up to the bound. Call `c11check::hint::spin_loop()` (or `c11check::thread::yield_now()`) in the loop: c11check then cuts each turn that only reads again what the turn before read, explores the executions where another thread's store ends the wait, and reports a wait nothing can end as a livelock. If the loop is just long, raise the bound (`Builder::max_steps`, C11CHECK_MAX_STEPS).";
 
 /// Re-runs the one execution a replay string describes.
 fn replay(
