@@ -23,9 +23,18 @@ unsafe impl<T: ?Sized + Send> Send for UnsafeCell<T> {}
 
 impl<T> UnsafeCell<T> {
     /// Makes a new one, as `std`'s `new` does.
+    #[track_caller]
     pub const fn new(data: T) -> Self {
+        Self::made(data, "UnsafeCell", Location::caller())
+    }
+    /// The data of a `what` (`Mutex`) made at `site`, as reports call it.
+    pub(crate) const fn made(
+        data: T,
+        what: &'static str,
+        site: &'static Location<'static>,
+    ) -> Self {
         UnsafeCell {
-            cell: LocCell::new(),
+            cell: LocCell::described(what, site),
             data: std::cell::UnsafeCell::new(data),
         }
     }

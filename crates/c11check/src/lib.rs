@@ -205,6 +205,30 @@ pub mod thread;
 
 pub use model::model;
 
+/// Calls `object` `name` in the reports of the current execution: its
+/// locations show as `head` instead of `loc3` (a struct holding several
+/// modelled objects numbers them in the order they lie in memory:
+/// `queue.1`, `queue.2`; a name given to a field wins over its struct's).
+/// Without a name, a location's line in the report's legend still says
+/// which type it is and where it was made. Call it in the model's closure
+/// (each execution starts unnamed); outside a model it does nothing.
+///
+/// ```
+/// use c11check::sync::atomic::{AtomicUsize, Ordering};
+/// c11check::model(|| {
+///     let head = AtomicUsize::new(0);
+///     c11check::name(&head, "head");
+///     head.store(1, Ordering::Relaxed);
+/// });
+/// ```
+pub fn name<T: ?Sized>(object: &T, name: impl Into<std::borrow::Cow<'static, str>>) {
+    c11check_runtime::name_object(
+        object as *const T as *const u8 as usize,
+        std::mem::size_of_val(object),
+        name.into(),
+    );
+}
+
 /// `std::thread_local!` under the model: each modelled thread gets its own
 /// value, made on first use and dropped when the thread ends.
 #[macro_export]

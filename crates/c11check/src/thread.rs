@@ -75,7 +75,7 @@ fn park_token(t: u32) -> &'static crate::sync::atomic::AtomicBool {
         }
         c11check_runtime::alloc::untracked(|| {
             &**r.tokens[i]
-                .get_or_insert_with(|| Box::new(crate::sync::atomic::AtomicBool::new(false)))
+                .get_or_insert_with(|| Box::new(crate::sync::atomic::AtomicBool::inner(false)))
                 as *const _
         })
     });

@@ -53,12 +53,18 @@ fn a_race_says_which_orders_would_fix_it() {
     assert!(text.contains("write(plain) loc"), "{text}");
     assert!(
         text.contains(
-            ": plain data (an UnsafeCell) first used at crates/c11check/tests/report_lines.rs:25:"
+            "loc3: an UnsafeCell made at crates/c11check/tests/report_lines.rs:21:38, first used at crates/c11check/tests/report_lines.rs:25:22"
         ),
         "{text}"
     );
     assert!(
-        text.contains(": an atomic first used at crates/c11check/tests/report_lines.rs:"),
+        text.contains("loc2: an AtomicBool made at crates/c11check/tests/report_lines.rs:22:33, first used at crates/c11check/tests/report_lines.rs:26:20"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "loc0: an Arc's reference count made at crates/c11check/tests/report_lines.rs:21:24,"
+        ),
         "{text}"
     );
     let r = message_passing(Ordering::Release, Ordering::Relaxed);
@@ -97,4 +103,80 @@ fn mutex_and_arc_events_point_at_the_test() {
         text.contains("reference count -1 (drop of the handle made here)"),
         "{text}"
     );
+}
+
+/// A queue whose two fields are modelled objects (in this order in memory).
+#[repr(C)]
+struct Queue {
+    head: AtomicBool,
+    slot: Data,
+}
+// SAFETY: as `Data`.
+unsafe impl Sync for Queue {}
+
+/// Message passing through a `Queue` with relaxed orders: a race on the
+/// slot. `name_fields` names each field; otherwise the queue as a whole.
+fn named_race(builder: Builder, name_fields: bool) -> Box<c11check::model::Report> {
+    builder
+        .explore(move || {
+            let q = Arc::new(Queue {
+                head: AtomicBool::new(false),
+                slot: Data(UnsafeCell::new(0)),
+            });
+            if name_fields {
+                c11check::name(&q.head, "q.head");
+                c11check::name(&q.slot, format!("q.{}", "slot"));
+            } else {
+                c11check::name(&*q, "queue");
+            }
+            let q2 = q.clone();
+            let t = thread::spawn(move || {
+                q2.slot.0.with_mut(|p| unsafe { *p = 1 });
+                q2.head.store(true, Ordering::Relaxed);
+            });
+            if q.head.load(Ordering::Relaxed) {
+                q.slot.0.with(|p| unsafe { assert_eq!(*p, 1) });
+            }
+            t.join().unwrap();
+        })
+        .expect_err("the data race is found")
+}
+
+#[test]
+fn named_objects_are_called_by_their_names() {
+    let r = named_race(Builder::new(), true);
+    assert_eq!(r.failure.kind, FailureKind::DataRace, "{r}");
+    assert!(
+        r.failure.message.starts_with("data race on q.slot: "),
+        "{r}"
+    );
+    let text = r.to_string();
+    assert!(text.contains("store(Relaxed) q.head := 1"), "{text}");
+    assert!(text.contains("write(plain) q.slot "), "{text}");
+    assert!(
+        text.contains("\n  q.head: an AtomicBool made at crates/c11check/tests/report_lines.rs:"),
+        "{text}"
+    );
+    assert!(!text.contains("loc2") && !text.contains("loc3"), "{text}");
+    assert!(r.dot.contains("q.head"), "{}", r.dot);
+
+    // One name for a struct of two objects numbers them by first use.
+    let r = named_race(Builder::new(), false);
+    let text = r.to_string();
+    assert!(text.contains("write(plain) queue.2 "), "{text}");
+    assert!(text.contains("store(Relaxed) queue.1 := 1"), "{text}");
+    assert!(
+        r.failure.message.starts_with("data race on queue.2: "),
+        "{r}"
+    );
+
+    // The live engine uses the same names and gives a legend.
+    let r = named_race(Builder::new().random(500).live(), true);
+    assert_eq!(r.failure.kind, FailureKind::DataRace, "{r}");
+    assert!(
+        r.failure.message.starts_with("data race on q.slot: "),
+        "{r}"
+    );
+    let text = r.to_string();
+    assert!(text.contains("q.head: an AtomicBool made at"), "{text}");
 }

@@ -11,6 +11,7 @@ pub struct UnsafeCell<T: ?Sized>(c11check::cell::UnsafeCell<T>);
 unsafe impl<T: ?Sized + Send> Send for UnsafeCell<T> {}
 
 impl<T> UnsafeCell<T> {
+    #[track_caller]
     pub const fn new(data: T) -> Self {
         UnsafeCell(c11check::cell::UnsafeCell::new(data))
     }
@@ -90,6 +91,7 @@ impl<T: ?Sized> MutPtr<T> {
 pub struct Cell<T>(UnsafeCell<T>);
 
 impl<T> Cell<T> {
+    #[track_caller]
     pub const fn new(v: T) -> Self {
         Cell(UnsafeCell::new(v))
     }

@@ -285,7 +285,10 @@ impl FiberDriver {
     }
 
     fn set_cell(&self, cell: *const crate::LocCell, loc: Loc) {
-        self.shared.borrow_mut().note_creation(loc, cell as usize);
+        let mut shared = self.shared.borrow_mut();
+        shared.note_binding(loc, cell);
+        shared.note_creation(loc, cell as usize);
+        drop(shared);
         let generation = self.shared.borrow().generation;
         // SAFETY: the cell belongs to an object the suspended fiber borrows for
         // the duration of the operation it asked for.
@@ -634,6 +637,7 @@ pub(crate) fn replay_inline(
         Some((cell, init)) => {
             let loc = e.loc()?;
             g.set_init(loc, init);
+            s.note_binding(loc, cell);
             s.note_creation(loc, cell as usize);
             // SAFETY: as in `FiberDriver::set_cell`; the cell's object is
             // borrowed by the code asking for this operation.

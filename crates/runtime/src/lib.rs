@@ -80,7 +80,12 @@ pub(crate) type FiberYielder = Yielder<Outcome, Request>;
 pub struct LocCell {
     /// `(generation << 32) | loc`, zero when unbound.
     packed: AtomicU64,
+    /// What the object is and where the program made it, for reports.
+    made: Option<Made>,
 }
+
+/// What an object is (a type name: `AtomicUsize`) and where it was made.
+pub(crate) type Made = (&'static str, Site);
 
 /// Execution generations: a binding made in another execution is stale.
 static GENERATION: AtomicU32 = AtomicU32::new(1);
@@ -93,6 +98,15 @@ impl LocCell {
     pub const fn new() -> Self {
         LocCell {
             packed: AtomicU64::new(0),
+            made: None,
+        }
+    }
+    /// The cell of a `what` (a type name: `AtomicUsize`) made at `site`;
+    /// reports name the location after them.
+    pub const fn described(what: &'static str, site: Site) -> Self {
+        LocCell {
+            packed: AtomicU64::new(0),
+            made: Some((what, site)),
         }
     }
     #[inline]
@@ -152,6 +166,12 @@ pub(crate) struct Shared {
     /// The program's weak compare-exchanges are issued as strong ones
     /// (`RunConfig::spurious_failures` off).
     pub strong_cas: bool,
+    /// Per location of this execution: the address of the cell it was bound
+    /// through and what that cell says of its object (for reports).
+    pub bound: Vec<Option<(usize, Option<Made>)>>,
+    /// Names the program gave objects in this execution ([`name_object`]):
+    /// the object's address range and its name.
+    pub labels: Vec<(usize, usize, std::borrow::Cow<'static, str>)>,
     /// While the graph driver runs a fiber: the graph it replays, so that the
     /// fiber takes the recorded results of its next events itself, without a
     /// switch to the driver and back (see `driver::replay_inline`).
@@ -174,6 +194,8 @@ impl Shared {
         self.creations.clear();
         self.objects.clear();
         self.frees.clear();
+        self.bound.clear();
+        self.labels.clear();
         alloc::release_quarantine();
     }
     /// The panic an execution fails with, if any (threads, message): the
@@ -231,6 +253,63 @@ impl Shared {
             self.stamps.resize(t + 1, 0);
         }
         self.stamps[t] = stamp;
+    }
+    /// Records that `loc` was bound through `cell` (for reports' names).
+    pub(crate) fn note_binding(&mut self, loc: Loc, cell: *const LocCell) {
+        let l = loc.0 as usize;
+        if self.bound.len() <= l {
+            self.bound.resize(l + 1, None);
+        }
+        // SAFETY: the cell belongs to an object the suspended fiber borrows
+        // for the duration of the operation being bound.
+        let made = unsafe { (*cell).made };
+        self.bound[l] = Some((cell as usize, made));
+    }
+    /// How reports call each location the program described or named: the
+    /// innermost [`name_object`] range holding its cell (several locations
+    /// in one named object get `name.1`, `name.2`... in address order),
+    /// and what the object is and where it was made.
+    pub(crate) fn location_names(&self) -> Vec<LocationName> {
+        let mut out: Vec<LocationName> = Vec::new();
+        for (l, b) in self.bound.iter().enumerate() {
+            let Some((addr, made)) = *b else { continue };
+            let label = self
+                .labels
+                .iter()
+                .enumerate()
+                .filter(|(_, (s, e, _))| (*s..*e).contains(&addr))
+                .min_by_key(|(i, (s, e, _))| (e - s, usize::MAX - i))
+                .map(|(i, _)| i);
+            if label.is_none() && made.is_none() {
+                continue;
+            }
+            out.push(LocationName {
+                loc: Loc(l as u32),
+                name: label.map(|i| (i, self.labels[i].2.to_string())),
+                made,
+            });
+        }
+        // Several locations under one label: number them in address order
+        // (the same in every execution, whatever the schedule).
+        let addr = |n: &LocationName| self.bound[n.loc.0 as usize].map_or(0, |b| b.0);
+        for i in 0..out.len() {
+            let Some((label, _)) = out[i].name else {
+                continue;
+            };
+            let mine = addr(&out[i]);
+            let same: Vec<usize> = out
+                .iter()
+                .filter(|n| n.name.as_ref().is_some_and(|m| m.0 == label))
+                .map(addr)
+                .collect();
+            if same.len() > 1 {
+                let k = same.iter().filter(|&&a| a < mine).count() + 1;
+                if let Some((_, name)) = &mut out[i].name {
+                    *name = format!("{}.{k}", self.labels[label].2);
+                }
+            }
+        }
+        out
     }
     /// Records the creation of the object bound to `loc` whose location cell
     /// is at `addr`, if it lives in a tracked allocation.
@@ -418,6 +497,29 @@ pub fn store_to(loc: Loc, val: Value, site: Site) {
         },
         bind: None,
         site,
+    });
+}
+
+/// What reports know of one location beyond its number.
+#[derive(Clone, Debug)]
+pub(crate) struct LocationName {
+    pub loc: Loc,
+    /// The name the program gave it (with the label's index), if any.
+    pub name: Option<(usize, String)>,
+    /// Its type and where it was made, if its cell says.
+    pub made: Option<Made>,
+}
+
+/// Names the object at `[start, start + len)` in reports of the current
+/// execution: locations whose cells lie in it are called `name` instead of
+/// `loc3`. Outside a model it does nothing.
+pub fn name_object(start: usize, len: usize, name: std::borrow::Cow<'static, str>) {
+    let _ = SHARED.try_with(|cell| {
+        if let Some(rc) = cell.borrow().as_ref() {
+            rc.borrow_mut()
+                .labels
+                .push((start, start + len.max(1), name));
+        }
     });
 }
 

@@ -329,6 +329,7 @@ impl<'a> Execution<'a> {
                 let l = self.mem.add_loc(init);
                 // SAFETY: as above.
                 unsafe { (*cell).set(generation, l) };
+                self.shared.borrow_mut().note_binding(l, cell);
                 if let Some(c) = crate::alloc::creation_of(cell as usize, generation) {
                     self.creation.insert(l, c);
                     self.shared.borrow_mut().objects.push((l, cell as usize));
@@ -981,7 +982,11 @@ pub(crate) fn run_live(
             }
         };
         iterations_run += 1;
-        if let Some(failure) = failure {
+        if let Some(mut failure) = failure {
+            // Messages name locations as the report will (the same bug in
+            // two iterations may bind its objects in another order).
+            failure.message =
+                crate::report::renamed(&failure.message, &shared.borrow().location_names());
             // Each distinct bug is reported once, with how many iterations hit it.
             // The same bug with other values (an assertion's `left`/`right`)
             // is the same bug: compare the first line of the message.
@@ -1004,39 +1009,41 @@ pub(crate) fn run_live(
                 (recent, it_recorded)
             };
             let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
-            found.push((
-                Box::new(Report {
-                    locations: Vec::new(),
-                    failure,
-                    trace: {
-                        let mut t = vec![if lines.len() as u64 >= total {
-                            format!("(all {total} operations of this execution, in the order they ran)")
-                        } else {
-                            format!(
+            // The names of the execution just re-run (or, if it went
+            // another way, of the last one).
+            let names = shared.borrow().location_names();
+            let mut report = Box::new(Report {
+                locations: crate::report::legend_from_names(&names),
+                failure,
+                trace: {
+                    let mut t = vec![if lines.len() as u64 >= total {
+                        format!("(all {total} operations of this execution, in the order they ran)")
+                    } else {
+                        format!(
                                 "(the last {} of the execution's {total} operations, in the order they ran)",
                                 lines.len()
                             )
-                        }];
-                        t.extend(lines);
-                        t
-                    },
-                    replay: {
-                        let strong = if strong_cas { ":strong" } else { "" };
-                        match pct_depth {
-                            Some(d) => format!("l1:{s}:{d}:{steps_now}{strong}"),
-                            None if park_loads => format!("l1:{s}{strong}"),
-                            None => format!("l1:{s}:uniform{strong}"),
-                        }
-                    },
-                    dot: live_dot(&ops_shown),
-                    execution_number: i + 1,
-                    random_iteration: Some((i, s)),
-                    hits: None,
-                    others: Vec::new(),
-                    operations: None,
-                }),
-                1,
-            ));
+                    }];
+                    t.extend(lines);
+                    t
+                },
+                replay: {
+                    let strong = if strong_cas { ":strong" } else { "" };
+                    match pct_depth {
+                        Some(d) => format!("l1:{s}:{d}:{steps_now}{strong}"),
+                        None if park_loads => format!("l1:{s}{strong}"),
+                        None => format!("l1:{s}:uniform{strong}"),
+                    }
+                },
+                dot: live_dot(&ops_shown),
+                execution_number: i + 1,
+                random_iteration: Some((i, s)),
+                hits: None,
+                others: Vec::new(),
+                operations: None,
+            });
+            crate::report::apply_names(&mut report, &names);
+            found.push((report, 1));
             continue;
         }
         // A progress line a second once the run is longer than a second.

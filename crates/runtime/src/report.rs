@@ -280,7 +280,11 @@ fn ord_name(o: c11check_model::MemOrder) -> &'static str {
 
 /// A line per location of `g`: what kind of object it is (read off its
 /// first access) and where the program first used it.
-pub fn location_legend(g: &ExecutionGraph, site: &dyn Fn(EventId) -> Option<Site>) -> Vec<String> {
+pub(crate) fn location_legend(
+    g: &ExecutionGraph,
+    site: &dyn Fn(EventId) -> Option<Site>,
+    names: &[crate::LocationName],
+) -> Vec<String> {
     use c11check_model::{Loc, MemOrder, RmwOp};
     let mut first: Vec<Option<EventId>> = vec![None; g.num_locs()];
     for id in replay_order(g) {
@@ -320,9 +324,94 @@ pub fn location_legend(g: &ExecutionGraph, site: &dyn Fn(EventId) -> Option<Site
             let at = site(id)
                 .map(|s| format!(" first used at {s}"))
                 .unwrap_or_default();
-            Some(format!("loc{l}: {what}{at}"))
+            Some(match made_text(names, l as u32) {
+                Some(made) => format!("loc{l}: {made},{at}"),
+                None => format!("loc{l}: {what}{at}"),
+            })
         })
         .collect()
+}
+
+/// `an AtomicUsize made at src/lib.rs:4:9` for a location whose object
+/// says what it is.
+fn made_text(names: &[crate::LocationName], loc: u32) -> Option<String> {
+    let (what, at) = names.iter().find(|n| n.loc.0 == loc)?.made?;
+    let article = if what.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    };
+    Some(format!("{article} {what} made at {at}"))
+}
+
+/// The legend of a report whose engine keeps no graph (the live one): a
+/// line per location whose object says what it is.
+pub(crate) fn legend_from_names(names: &[crate::LocationName]) -> Vec<String> {
+    names
+        .iter()
+        .filter_map(|n| Some(format!("loc{}: {}", n.loc.0, made_text(names, n.loc.0)?)))
+        .collect()
+}
+
+/// `text` with the locations the program named called by their names.
+pub(crate) fn renamed(text: &str, names: &[crate::LocationName]) -> String {
+    rename_locations(text, &name_map(names))
+}
+
+fn name_map(names: &[crate::LocationName]) -> std::collections::HashMap<u32, &str> {
+    names
+        .iter()
+        .filter_map(|n| Some((n.loc.0, n.name.as_ref()?.1.as_str())))
+        .collect()
+}
+
+/// Calls the locations the program named by their names throughout `r`
+/// (message, trace, legend, graph): `loc3` becomes `head`.
+pub(crate) fn apply_names(r: &mut Report, names: &[crate::LocationName]) {
+    let map = name_map(names);
+    if map.is_empty() {
+        return;
+    }
+    let rename = |text: &mut String| *text = rename_locations(text, &map);
+    rename(&mut r.failure.message);
+    r.trace.iter_mut().for_each(rename);
+    r.locations.iter_mut().for_each(rename);
+    rename(&mut r.dot);
+}
+
+/// `text` with each whole word `locN` whose `N` is in `names` replaced.
+fn rename_locations(text: &str, names: &std::collections::HashMap<u32, &str>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("loc") {
+        let (before, from) = rest.split_at(i);
+        out.push_str(before);
+        let digits = from[3..].bytes().take_while(u8::is_ascii_digit).count();
+        let word_start = !out
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let word_end = !from[3 + digits..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let name = (digits > 0 && word_start && word_end)
+            .then(|| from[3..3 + digits].parse::<u32>().ok())
+            .flatten()
+            .and_then(|n| names.get(&n));
+        match name {
+            Some(name) => {
+                out.push_str(name);
+                rest = &from[3 + digits..];
+            }
+            None => {
+                out.push_str("loc");
+                rest = &from[3..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The events of `g` in an order that respects program order, reads-from and

@@ -641,8 +641,9 @@ fn make_report(
             Some(format!("{mark}{}", describe_event(g, id, site(id))))
         })
         .collect();
-    Report {
-        locations: crate::report::location_legend(g, &site),
+    let names = state.0.borrow().location_names();
+    let mut report = Report {
+        locations: crate::report::location_legend(g, &site, &names),
         replay: encode_replay(g),
         dot: to_dot(g, a, &site),
         trace,
@@ -652,7 +653,9 @@ fn make_report(
         hits: None,
         others: Vec::new(),
         operations: None,
-    }
+    };
+    crate::report::apply_names(&mut report, &names);
+    report
 }
 
 /// What a thread that reached its step bound repeating `turn` is doing, and

@@ -51,9 +51,10 @@ impl<T> Arc<T> {
         // The shared block is made untracked: std's own reference count,
         // which c11check does not model, decides which handle frees it
         // (the last `Weak`, say), so its free is no user's free.
+        let made = std::panic::Location::caller();
         let inner = c11check_runtime::alloc::untracked(|| {
             std::sync::Arc::new(Inner {
-                strong: Word::new(1, Width::U64),
+                strong: Word::new(1, Width::U64, Some(("Arc's reference count", made))),
                 value: UnsafeCell::new(ManuallyDrop::new(value)),
             })
         });

@@ -62,9 +62,14 @@ pub(crate) struct Word {
 }
 
 impl Word {
-    pub(crate) const fn new(init: Value, width: Width) -> Self {
+    /// A `what` made at `site` (reports name its location after them), or
+    /// a facade's inner word (reports say what it is from its first use).
+    pub(crate) const fn new(init: Value, width: Width, made: Option<(&'static str, Site)>) -> Self {
         Word {
-            cell: LocCell::new(),
+            cell: match made {
+                Some((what, site)) => LocCell::described(what, site),
+                None => LocCell::new(),
+            },
             init: std::sync::atomic::AtomicI64::new(init),
             width,
         }
@@ -424,9 +429,23 @@ macro_rules! atomic_int {
                 self.exclusive.get_mut(&self.word, now)
             }
             /// Makes a new one, as `std`'s `new` does.
+            #[track_caller]
             pub const fn new(v: $t) -> Self {
                 $name {
-                    word: Word::new(v as Value, Width::$width),
+                    word: Word::new(
+                        v as Value,
+                        Width::$width,
+                        Some((stringify!($name), Location::caller())),
+                    ),
+                    exclusive: Exclusive::new(),
+                }
+            }
+            /// A facade's inner atomic (a lock's state, say), which reports
+            /// describe by its use.
+            #[allow(dead_code)]
+            pub(crate) const fn inner(v: $t) -> Self {
+                $name {
+                    word: Word::new(v as Value, Width::$width, None),
                     exclusive: Exclusive::new(),
                 }
             }
@@ -658,9 +677,21 @@ impl AtomicBool {
         self.exclusive.get_mut(&self.word, now)
     }
     /// Makes a new one, as `std`'s `new` does.
+    #[track_caller]
     pub const fn new(v: bool) -> Self {
         AtomicBool {
-            word: Word::new(v as Value, Width::U8),
+            word: Word::new(
+                v as Value,
+                Width::U8,
+                Some(("AtomicBool", Location::caller())),
+            ),
+            exclusive: Exclusive::new(),
+        }
+    }
+    /// A facade's inner flag, which reports describe by its use.
+    pub(crate) const fn inner(v: bool) -> Self {
+        AtomicBool {
+            word: Word::new(v as Value, Width::U8, None),
             exclusive: Exclusive::new(),
         }
     }
@@ -841,9 +872,10 @@ fn value_ptr<T>(v: Value) -> *mut T {
 
 impl<T> AtomicPtr<T> {
     /// Makes a new one, as `std`'s `new` does.
+    #[track_caller]
     pub const fn new(p: *mut T) -> Self {
         AtomicPtr {
-            word: Word::new(0, Width::U64),
+            word: Word::new(0, Width::U64, Some(("AtomicPtr", Location::caller()))),
             initial: p,
             exclusive: Exclusive::new(),
         }

@@ -73,7 +73,7 @@ fn last_wait_spurious(update: Option<bool>) -> bool {
 pub(crate) fn explored_choice() -> bool {
     // The value it would write marks it for reports (see
     // `c11check_runtime::CHOICE_MARK`).
-    AtomicU64::new(0)
+    AtomicU64::inner(0)
         .cas(
             0,
             c11check_runtime::CHOICE_MARK as u64,
@@ -88,8 +88,8 @@ impl Condvar {
     /// Makes a new one, as `std`'s `new` does.
     pub const fn new() -> Self {
         Condvar {
-            waiters: AtomicUsize::new(0),
-            tokens: AtomicUsize::new(0),
+            waiters: AtomicUsize::inner(0),
+            tokens: AtomicUsize::inner(0),
         }
     }
 
@@ -240,8 +240,8 @@ impl Barrier {
     /// Makes a new one, as `std`'s `new` does.
     pub const fn new(n: usize) -> Self {
         Barrier {
-            arrived: AtomicUsize::new(0),
-            released: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            arrived: AtomicUsize::inner(0),
+            released: [AtomicUsize::inner(0), AtomicUsize::inner(0)],
             n,
             rounds: std::sync::Mutex::new(Vec::new()),
         }

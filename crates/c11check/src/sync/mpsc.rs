@@ -55,7 +55,7 @@ impl<T> Chan<T> {
                 .entry(i)
                 .or_insert_with(|| {
                     StdArc::new(Slot {
-                        ready: AtomicUsize::new(0),
+                        ready: AtomicUsize::inner(0),
                         value: StdMutex::new(None),
                     })
                 })
@@ -130,10 +130,10 @@ fn make<T>(bound: Option<usize>) -> StdArc<Chan<T>> {
 
 fn make_tracked<T>(bound: Option<usize>) -> StdArc<Chan<T>> {
     StdArc::new(Chan {
-        claimed: AtomicUsize::new(0),
-        free: AtomicUsize::new(bound.unwrap_or(0)),
-        senders: AtomicUsize::new(1),
-        receiver: AtomicBool::new(true),
+        claimed: AtomicUsize::inner(0),
+        free: AtomicUsize::inner(bound.unwrap_or(0)),
+        senders: AtomicUsize::inner(1),
+        receiver: AtomicBool::inner(true),
         bound,
         slots: StdMutex::new(HashMap::new()),
         next: StdMutex::new(0),

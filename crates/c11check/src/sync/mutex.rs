@@ -59,9 +59,10 @@ pub struct MutexGuard<'a, T: ?Sized> {
 
 impl<T> Mutex<T> {
     /// Makes a new one, as `std`'s `new` does.
+    #[track_caller]
     pub const fn new(t: T) -> Self {
         Mutex {
-            cell: LocCell::new(),
+            cell: LocCell::described("Mutex", Location::caller()),
             poisoned: Poison::new(),
             data: UnsafeCell::new(t),
         }

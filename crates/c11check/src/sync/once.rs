@@ -35,7 +35,7 @@ impl Once {
     /// Makes a new one, as `std`'s `new` does.
     pub const fn new() -> Self {
         Once {
-            state: AtomicU8::new(INCOMPLETE),
+            state: AtomicU8::inner(INCOMPLETE),
         }
     }
 

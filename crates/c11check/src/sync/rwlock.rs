@@ -47,7 +47,7 @@ impl<T> RwLock<T> {
     /// Makes a new one, as `std`'s `new` does.
     pub const fn new(t: T) -> Self {
         RwLock {
-            state: AtomicI64::new(PERMITS),
+            state: AtomicI64::inner(PERMITS),
             poison: super::mutex::Poison::new(),
             data: UnsafeCell::new(t),
         }

@@ -9,6 +9,7 @@ macro_rules! loom_atomic {
         pub struct $name(c11check::sync::atomic::$name);
 
         impl $name {
+            #[track_caller]
             pub const fn new(v: $t) -> Self {
                 $name(c11check::sync::atomic::$name::new(v))
             }
@@ -79,6 +80,7 @@ loom_atomic!(AtomicIsize, isize);
 pub struct AtomicPtr<T>(c11check::sync::atomic::AtomicPtr<T>);
 
 impl<T> AtomicPtr<T> {
+    #[track_caller]
     pub const fn new(p: *mut T) -> Self {
         AtomicPtr(c11check::sync::atomic::AtomicPtr::new(p))
     }
