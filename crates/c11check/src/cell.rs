@@ -2,7 +2,6 @@
 
 use c11check_model::{Action, MemOrder};
 use c11check_runtime::{access, LocCell};
-use std::panic::Location;
 
 /// An `UnsafeCell` whose accesses are events (plain reads and writes): two of
 /// them in different threads, at least one a write, not ordered by
@@ -25,14 +24,10 @@ impl<T> UnsafeCell<T> {
     /// Makes a new one, as `std`'s `new` does.
     #[track_caller]
     pub const fn new(data: T) -> Self {
-        Self::made(data, "UnsafeCell", Location::caller())
+        Self::made(data, "UnsafeCell", c11check_runtime::Site::caller())
     }
     /// The data of a `what` (`Mutex`) made at `site`, as reports call it.
-    pub(crate) const fn made(
-        data: T,
-        what: &'static str,
-        site: &'static Location<'static>,
-    ) -> Self {
+    pub(crate) const fn made(data: T, what: &'static str, site: c11check_runtime::Site) -> Self {
         UnsafeCell {
             cell: LocCell::described(what, site),
             data: std::cell::UnsafeCell::new(data),
@@ -47,7 +42,7 @@ impl<T> UnsafeCell<T> {
 impl<T: ?Sized> UnsafeCell<T> {
     #[track_caller]
     fn event(&self, write: bool) {
-        let site = Location::caller();
+        let site = c11check_runtime::Site::caller();
         if write {
             access(
                 &self.cell,

@@ -4,7 +4,7 @@
 /// nothing new (the execution where something new arrives is explored).
 #[track_caller]
 pub fn spin_loop() {
-    c11check_runtime::spin_hint(std::panic::Location::caller());
+    c11check_runtime::spin_hint(c11check_runtime::Site::caller());
 }
 
 pub use std::hint::black_box;

@@ -3,7 +3,6 @@
 use c11check_runtime as rt;
 use std::any::Any;
 use std::marker::PhantomData;
-use std::panic::Location;
 use std::sync::Arc as StdArc;
 
 /// A modelled thread's identity.
@@ -97,7 +96,7 @@ pub fn current() -> Thread {
 /// a wait loop (a turn that read nothing new is cut).
 #[track_caller]
 pub fn yield_now() {
-    rt::spin_hint(Location::caller());
+    rt::spin_hint(c11check_runtime::Site::caller());
 }
 
 /// Time does not pass in the model: sleeping is yielding.
@@ -128,7 +127,7 @@ impl<T: 'static> JoinHandle<T> {
     /// Waits for the thread; its panic comes back as `Err`, as with std.
     #[track_caller]
     pub fn join(self) -> std::thread::Result<T> {
-        rt::join(self.thread.id, Location::caller())
+        rt::join(self.thread.id, c11check_runtime::Site::caller())
             .map(|b| *b.downcast::<T>().expect("c11check: thread result type"))
     }
     /// The thread this handle joins.
@@ -164,7 +163,7 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        Ok(spawn_named(self.name, f, Location::caller()))
+        Ok(spawn_named(self.name, f, c11check_runtime::Site::caller()))
     }
 }
 
@@ -203,7 +202,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    spawn_named(None, f, Location::caller())
+    spawn_named(None, f, c11check_runtime::Site::caller())
 }
 
 /// Scoped threads, as `std::thread::scope`: every thread spawned in the scope
@@ -226,7 +225,7 @@ where
     for slot in pending {
         let id = slot.swap(JOINED, std::sync::atomic::Ordering::Relaxed);
         if id != JOINED {
-            panicked |= rt::join(id, Location::caller()).is_err();
+            panicked |= rt::join(id, c11check_runtime::Site::caller()).is_err();
         }
     }
     let result = match result {
@@ -281,7 +280,7 @@ impl<'scope> Scope<'scope, '_> {
                 main,
             )
         };
-        let id = rt::spawn(main, Location::caller());
+        let id = rt::spawn(main, c11check_runtime::Site::caller());
         let slot = StdArc::new(std::sync::atomic::AtomicU32::new(id));
         self.spawned.borrow_mut().push(slot.clone());
         ScopedJoinHandle {
@@ -299,7 +298,7 @@ impl<T> ScopedJoinHandle<'_, T> {
     pub fn join(self) -> std::thread::Result<T> {
         self.slot
             .store(JOINED, std::sync::atomic::Ordering::Relaxed);
-        rt::join(self.id, Location::caller()).map(|_| {
+        rt::join(self.id, c11check_runtime::Site::caller()).map(|_| {
             self.out
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())

@@ -36,7 +36,7 @@ pub const MAX_THREADS: usize = 64;
 pub fn skip_branch() {
     c11check_runtime::block(
         c11check_model::BlockReason::Assume,
-        std::panic::Location::caller(),
+        c11check_runtime::Site::caller(),
     );
 }
 

@@ -506,7 +506,7 @@ impl ExecutionState {
 
 /// The site recorded for events the runtime makes up (blocks, finishes).
 fn internal_site() -> Site {
-    std::panic::Location::caller()
+    Site::caller()
 }
 
 /// Whether two actions are the same operation, values aside.

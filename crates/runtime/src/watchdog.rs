@@ -3,7 +3,9 @@
 //! across a c11check operation, which blocks the one OS thread all modelled
 //! threads share) would otherwise hang without a word.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +15,8 @@ static BEAT: AtomicU64 = AtomicU64::new(0);
 /// The modelled thread that ran last, and where its last operation was.
 static THREAD: AtomicU32 = AtomicU32::new(0);
 static SITE: AtomicPtr<std::panic::Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
+/// Or, for a compiled program, the address of its last operation.
+static PC: AtomicUsize = AtomicUsize::new(0);
 
 /// The run makes progress.
 #[inline]
@@ -25,7 +29,13 @@ pub(crate) fn beat() {
 pub(crate) fn at(t: u32, site: crate::Site) {
     beat();
     THREAD.store(t, Relaxed);
-    SITE.store(site as *const _ as *mut _, Relaxed);
+    match site {
+        crate::Site::Rust(l) => SITE.store(l as *const _ as *mut _, Relaxed),
+        crate::Site::Pc(pc) => {
+            SITE.store(std::ptr::null_mut(), Relaxed);
+            PC.store(pc, Relaxed);
+        }
+    }
 }
 
 /// How long a run may stand still before the watchdog speaks.
@@ -67,9 +77,13 @@ fn stuck_message() -> String {
     let t = THREAD.load(Relaxed);
     let site = SITE.load(Relaxed);
     // SAFETY: the pointer is null or was made from a `&'static Location`.
-    let at = unsafe { site.as_ref() }
-        .map(|s| format!(", after its operation at {s}"))
-        .unwrap_or_default();
+    let at = match unsafe { site.as_ref() } {
+        Some(s) => format!(", after its operation at {s}"),
+        None => match PC.load(Relaxed) {
+            0 => String::new(),
+            pc => format!(", after its operation at {}", crate::Site::Pc(pc)),
+        },
+    };
     format!(
         "c11check: no progress for {} s: modelled thread {t} is running{at} and has not reached its next c11check operation. \
 If it waits on something c11check does not model, the test hangs: all modelled threads share one OS thread, so a `std::sync::Mutex` (or `RwLock`, `Condvar`, channel) held across a c11check operation, or a blocking call that waits for another modelled thread, never returns. Use `c11check::sync` types there. (If the thread is just computing, ignore this.)",

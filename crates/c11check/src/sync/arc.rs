@@ -25,7 +25,7 @@ pub struct Arc<T: ?Sized> {
     inner: std::sync::Arc<Inner<T>>,
     /// Where this handle was made (`new`, `clone`, `upgrade`): a report
     /// shows its drop there, since a drop has no caller to point at.
-    site: &'static std::panic::Location<'static>,
+    site: c11check_runtime::Site,
 }
 
 /// `std::sync::Weak` under the model.
@@ -51,7 +51,7 @@ impl<T> Arc<T> {
         // The shared block is made untracked: std's own reference count,
         // which c11check does not model, decides which handle frees it
         // (the last `Weak`, say), so its free is no user's free.
-        let made = std::panic::Location::caller();
+        let made = c11check_runtime::Site::caller();
         let inner = c11check_runtime::alloc::untracked(|| {
             std::sync::Arc::new(Inner {
                 strong: Word::new(1, Width::U64, Some(("Arc's reference count", made))),
@@ -60,17 +60,17 @@ impl<T> Arc<T> {
         });
         let a = Arc {
             inner,
-            site: std::panic::Location::caller(),
+            site: c11check_runtime::Site::caller(),
         };
         if c11check_runtime::in_model() && !super::once::initializing_static() {
-            c11check_runtime::track_alloc(a.key(), "Arc", std::panic::Location::caller());
+            c11check_runtime::track_alloc(a.key(), "Arc", c11check_runtime::Site::caller());
         }
         a
     }
     /// The value, if this is the only owner.
     #[track_caller]
     pub fn try_unwrap(this: Self) -> Result<T, Self> {
-        let site = std::panic::Location::caller();
+        let site = c11check_runtime::Site::caller();
         let strong = &this.inner.strong;
         if strong
             .cas(1, 0, MemOrder::Relaxed, MemOrder::Relaxed, false, site)
@@ -112,7 +112,7 @@ impl<T: ?Sized> Arc<T> {
     /// The number of owners: a read of the reference count, which makes the order of clones and drops observable (the model then explores every order).
     #[track_caller]
     pub fn strong_count(this: &Self) -> usize {
-        let site = std::panic::Location::caller();
+        let site = c11check_runtime::Site::caller();
         this.inner.strong.load(MemOrder::Acquire, site) as usize
     }
     /// Mutable access if this is the only owner.
@@ -143,7 +143,7 @@ impl<T: ?Sized> Deref for Arc<T> {
 impl<T: ?Sized> Clone for Arc<T> {
     #[track_caller]
     fn clone(&self) -> Self {
-        let site = std::panic::Location::caller();
+        let site = c11check_runtime::Site::caller();
         (self.inner.strong).rmw(RmwOp::RefInc, 1, MemOrder::Relaxed, site);
         Arc {
             inner: self.inner.clone(),
@@ -175,7 +175,7 @@ impl<T: ?Sized> Weak<T> {
     #[track_caller]
     pub fn upgrade(&self) -> Option<Arc<T>> {
         let inner = self.inner.upgrade()?;
-        let site = std::panic::Location::caller();
+        let site = c11check_runtime::Site::caller();
         let mut n = inner.strong.load(MemOrder::Relaxed, site);
         loop {
             if n == 0 {

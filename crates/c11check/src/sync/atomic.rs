@@ -6,7 +6,6 @@ pub use std::sync::atomic::Ordering;
 
 use c11check_model::{Action, MemOrder, RmwOp, Value, Width};
 use c11check_runtime::{access, LocCell, Site};
-use std::panic::Location;
 
 /// Whether the program's `compare_exchange_weak` is issued as weak (it
 /// may fail spuriously) in this run: see `Builder::spurious_failures`.
@@ -350,14 +349,14 @@ mod pending {
     #[inline(never)]
     fn publish_owed() {
         for (loc, v) in owed(None) {
-            c11check_runtime::store_to(loc, v, std::panic::Location::caller());
+            c11check_runtime::store_to(loc, v, c11check_runtime::Site::caller());
         }
     }
 
     /// The atomic owning box `key` is used through `&self` again, or dropped.
     pub(super) fn settle(key: usize) {
         for (loc, v) in owed(Some(key)) {
-            c11check_runtime::store_to(loc, v, std::panic::Location::caller());
+            c11check_runtime::store_to(loc, v, c11check_runtime::Site::caller());
         }
     }
 }
@@ -413,7 +412,7 @@ macro_rules! atomic_int {
                     rmw_order(success),
                     failure_order(failure),
                     waits,
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 )
             }
             /// The word, once any `get_mut` borrow is over.
@@ -425,7 +424,10 @@ macro_rules! atomic_int {
             /// becomes a store of this thread before its next operation.
             #[track_caller]
             pub fn get_mut(&mut self) -> &mut $t {
-                let now = self.w().load(MemOrder::Relaxed, Location::caller()) as $t;
+                let now = self
+                    .w()
+                    .load(MemOrder::Relaxed, c11check_runtime::Site::caller())
+                    as $t;
                 self.exclusive.get_mut(&self.word, now)
             }
             /// Makes a new one, as `std`'s `new` does.
@@ -435,7 +437,7 @@ macro_rules! atomic_int {
                     word: Word::new(
                         v as Value,
                         Width::$width,
-                        Some((stringify!($name), Location::caller())),
+                        Some((stringify!($name), c11check_runtime::Site::caller())),
                     ),
                     exclusive: Exclusive::new(),
                 }
@@ -452,20 +454,24 @@ macro_rules! atomic_int {
             /// Loads the value with `order`: the model explores every store this load may read.
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $t {
-                self.w().load(load_order(order), Location::caller()) as $t
+                self.w()
+                    .load(load_order(order), c11check_runtime::Site::caller()) as $t
             }
             /// A non-atomic read of the value (loom's `unsync_load`): a data
             /// race with any store it is not ordered with.
             #[doc(hidden)]
             #[track_caller]
             pub fn unsync_load(&self) -> $t {
-                self.w().plain_load(Location::caller()) as $t
+                self.w().plain_load(c11check_runtime::Site::caller()) as $t
             }
             /// Stores `val` with `order`.
             #[track_caller]
             pub fn store(&self, val: $t, order: Ordering) {
-                self.word
-                    .store(val as Value, store_order(order), Location::caller())
+                self.word.store(
+                    val as Value,
+                    store_order(order),
+                    c11check_runtime::Site::caller(),
+                )
             }
             /// Stores `val` and returns the previous value, as one read-modify-write with `order`.
             #[track_caller]
@@ -474,7 +480,7 @@ macro_rules! atomic_int {
                     RmwOp::Xchg,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// The compare-exchange; `weak` ones may fail spuriously.
@@ -494,7 +500,7 @@ macro_rules! atomic_int {
                         rmw_order(success),
                         failure_order(failure),
                         weak,
-                        Location::caller(),
+                        c11check_runtime::Site::caller(),
                     )
                     .map(|v| v as $t)
                     .map_err(|v| v as $t)
@@ -529,7 +535,7 @@ macro_rules! atomic_int {
                     RmwOp::Add,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// Subtracts `val` (wrapping) and returns the previous value, as one read-modify-write with `order`.
@@ -539,7 +545,7 @@ macro_rules! atomic_int {
                     RmwOp::Sub,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// Bitwise and with `val`; returns the previous value (one read-modify-write with `order`).
@@ -549,7 +555,7 @@ macro_rules! atomic_int {
                     RmwOp::And,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// Bitwise nand with `val`; returns the previous value (one read-modify-write with `order`).
@@ -559,7 +565,7 @@ macro_rules! atomic_int {
                     RmwOp::Nand,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// Bitwise or with `val`; returns the previous value (one read-modify-write with `order`).
@@ -569,7 +575,7 @@ macro_rules! atomic_int {
                     RmwOp::Or,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// Bitwise xor with `val`; returns the previous value (one read-modify-write with `order`).
@@ -579,7 +585,7 @@ macro_rules! atomic_int {
                     RmwOp::Xor,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// Stores the maximum of the value and `val`; returns the previous value (one read-modify-write with `order`).
@@ -589,7 +595,7 @@ macro_rules! atomic_int {
                     RmwOp::$max,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// Stores the minimum of the value and `val`; returns the previous value (one read-modify-write with `order`).
@@ -599,7 +605,7 @@ macro_rules! atomic_int {
                     RmwOp::$min,
                     val as Value,
                     rmw_order(order),
-                    Location::caller(),
+                    c11check_runtime::Site::caller(),
                 ) as $t
             }
             /// std's loop: load, compute, `compare_exchange_weak` until it sticks.
@@ -626,7 +632,8 @@ macro_rules! atomic_int {
             /// whoever owns the atomic has synchronized with every writer).
             #[track_caller]
             pub fn into_inner(self) -> $t {
-                self.w().load(MemOrder::Relaxed, Location::caller()) as $t
+                self.w()
+                    .load(MemOrder::Relaxed, c11check_runtime::Site::caller()) as $t
             }
         }
     };
@@ -673,7 +680,10 @@ impl AtomicBool {
     /// Exclusive access to the value (see the integer atomics' `get_mut`).
     #[track_caller]
     pub fn get_mut(&mut self) -> &mut bool {
-        let now = self.w().load(MemOrder::Relaxed, Location::caller()) != 0;
+        let now = self
+            .w()
+            .load(MemOrder::Relaxed, c11check_runtime::Site::caller())
+            != 0;
         self.exclusive.get_mut(&self.word, now)
     }
     /// Makes a new one, as `std`'s `new` does.
@@ -683,7 +693,7 @@ impl AtomicBool {
             word: Word::new(
                 v as Value,
                 Width::U8,
-                Some(("AtomicBool", Location::caller())),
+                Some(("AtomicBool", c11check_runtime::Site::caller())),
             ),
             exclusive: Exclusive::new(),
         }
@@ -698,18 +708,23 @@ impl AtomicBool {
     /// Loads the value with `order`: the model explores every store this load may read.
     #[track_caller]
     pub fn load(&self, order: Ordering) -> bool {
-        self.w().load(load_order(order), Location::caller()) != 0
+        self.w()
+            .load(load_order(order), c11check_runtime::Site::caller())
+            != 0
     }
     #[doc(hidden)]
     #[track_caller]
     pub fn unsync_load(&self) -> bool {
-        self.w().plain_load(Location::caller()) != 0
+        self.w().plain_load(c11check_runtime::Site::caller()) != 0
     }
     /// Stores `val` with `order`.
     #[track_caller]
     pub fn store(&self, val: bool, order: Ordering) {
-        self.word
-            .store(val as Value, store_order(order), Location::caller())
+        self.word.store(
+            val as Value,
+            store_order(order),
+            c11check_runtime::Site::caller(),
+        )
     }
     /// Stores `val` and returns the previous value, as one read-modify-write with `order`.
     #[track_caller]
@@ -718,7 +733,7 @@ impl AtomicBool {
             RmwOp::Xchg,
             val as Value,
             rmw_order(order),
-            Location::caller(),
+            c11check_runtime::Site::caller(),
         ) != 0
     }
     #[track_caller]
@@ -737,7 +752,7 @@ impl AtomicBool {
                 rmw_order(success),
                 failure_order(failure),
                 weak,
-                Location::caller(),
+                c11check_runtime::Site::caller(),
             )
             .map(|v| v != 0)
             .map_err(|v| v != 0)
@@ -771,7 +786,7 @@ impl AtomicBool {
             RmwOp::And,
             val as Value,
             rmw_order(order),
-            Location::caller(),
+            c11check_runtime::Site::caller(),
         ) != 0
     }
     /// `!(old & val)`, kept to one bit as std does.
@@ -795,7 +810,7 @@ impl AtomicBool {
             RmwOp::Or,
             val as Value,
             rmw_order(order),
-            Location::caller(),
+            c11check_runtime::Site::caller(),
         ) != 0
     }
     /// Bitwise xor with `val`; returns the previous value (one read-modify-write with `order`).
@@ -805,7 +820,7 @@ impl AtomicBool {
             RmwOp::Xor,
             val as Value,
             rmw_order(order),
-            Location::caller(),
+            c11check_runtime::Site::caller(),
         ) != 0
     }
     /// Negates the value; returns the previous value (one read-modify-write with `order`).
@@ -836,7 +851,9 @@ impl AtomicBool {
     /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     #[track_caller]
     pub fn into_inner(self) -> bool {
-        self.w().load(MemOrder::Relaxed, Location::caller()) != 0
+        self.w()
+            .load(MemOrder::Relaxed, c11check_runtime::Site::caller())
+            != 0
     }
 }
 
@@ -875,7 +892,11 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     pub const fn new(p: *mut T) -> Self {
         AtomicPtr {
-            word: Word::new(0, Width::U64, Some(("AtomicPtr", Location::caller()))),
+            word: Word::new(
+                0,
+                Width::U64,
+                Some(("AtomicPtr", c11check_runtime::Site::caller())),
+            ),
             initial: p,
             exclusive: Exclusive::new(),
         }
@@ -883,7 +904,10 @@ impl<T> AtomicPtr<T> {
     /// Exclusive access to the pointer (see the integer atomics' `get_mut`).
     #[track_caller]
     pub fn get_mut(&mut self) -> &mut *mut T {
-        let now = value_ptr(self.word().load(MemOrder::Relaxed, Location::caller()));
+        let now = value_ptr(
+            self.word()
+                .load(MemOrder::Relaxed, c11check_runtime::Site::caller()),
+        );
         self.exclusive.get_mut(&self.word, now)
     }
     fn word(&self) -> &Word {
@@ -899,18 +923,24 @@ impl<T> AtomicPtr<T> {
     /// Loads the value with `order`: the model explores every store this load may read.
     #[track_caller]
     pub fn load(&self, order: Ordering) -> *mut T {
-        value_ptr(self.word().load(load_order(order), Location::caller()))
+        value_ptr(
+            self.word()
+                .load(load_order(order), c11check_runtime::Site::caller()),
+        )
     }
     #[doc(hidden)]
     #[track_caller]
     pub fn unsync_load(&self) -> *mut T {
-        value_ptr(self.word().plain_load(Location::caller()))
+        value_ptr(self.word().plain_load(c11check_runtime::Site::caller()))
     }
     /// Stores `val` with `order`.
     #[track_caller]
     pub fn store(&self, p: *mut T, order: Ordering) {
-        self.word()
-            .store(ptr_value(p), store_order(order), Location::caller())
+        self.word().store(
+            ptr_value(p),
+            store_order(order),
+            c11check_runtime::Site::caller(),
+        )
     }
     /// Stores `val` and returns the previous value, as one read-modify-write with `order`.
     #[track_caller]
@@ -919,7 +949,7 @@ impl<T> AtomicPtr<T> {
             RmwOp::Xchg,
             ptr_value(p),
             rmw_order(order),
-            Location::caller(),
+            c11check_runtime::Site::caller(),
         ))
     }
     #[track_caller]
@@ -938,7 +968,7 @@ impl<T> AtomicPtr<T> {
                 rmw_order(success),
                 failure_order(failure),
                 weak,
-                Location::caller(),
+                c11check_runtime::Site::caller(),
             )
             .map(value_ptr)
             .map_err(value_ptr)
@@ -988,7 +1018,10 @@ impl<T> AtomicPtr<T> {
     /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
     #[track_caller]
     pub fn into_inner(self) -> *mut T {
-        value_ptr(self.word().load(MemOrder::Relaxed, Location::caller()))
+        value_ptr(
+            self.word()
+                .load(MemOrder::Relaxed, c11check_runtime::Site::caller()),
+        )
     }
 }
 
@@ -999,7 +1032,7 @@ pub fn fence(order: Ordering) {
         Ordering::Relaxed => panic!("there is no such thing as a relaxed fence"),
         o => rmw_order(o),
     };
-    c11check_runtime::fence(ord, Location::caller());
+    c11check_runtime::fence(ord, c11check_runtime::Site::caller());
 }
 
 /// A compiler fence orders nothing between threads; the model treats it as a

@@ -114,7 +114,7 @@ impl Condvar {
             .tokens
             .take(1, Ordering::SeqCst, Ordering::SeqCst, true)
         {
-            c11check_runtime::wait_lock(self.tokens.loc_cell(), std::panic::Location::caller());
+            c11check_runtime::wait_lock(self.tokens.loc_cell(), c11check_runtime::Site::caller());
         }
     }
 
@@ -283,7 +283,7 @@ impl Barrier {
         } else {
             c11check_runtime::set_waiting(Some("the other threads of a barrier"));
             while !released.take(1, Ordering::Acquire, Ordering::Relaxed, true) {
-                c11check_runtime::wait_lock(released.loc_cell(), std::panic::Location::caller());
+                c11check_runtime::wait_lock(released.loc_cell(), c11check_runtime::Site::caller());
             }
             c11check_runtime::set_waiting(None);
         }

@@ -13,7 +13,6 @@
 
 use super::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::collections::HashMap;
-use std::panic::Location;
 pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::sync::{Arc as StdArc, Mutex as StdMutex};
 
@@ -79,7 +78,7 @@ impl<T> Chan<T> {
                 if !block {
                     return Err(TrySendError::Full(t));
                 }
-                c11check_runtime::wait_lock(self.free.loc_cell(), Location::caller());
+                c11check_runtime::wait_lock(self.free.loc_cell(), c11check_runtime::Site::caller());
             }
             if !self.receiver.load(Ordering::Acquire) {
                 return Err(TrySendError::Disconnected(t));
@@ -106,7 +105,7 @@ impl<T> Chan<T> {
             if !block {
                 return Ok(None);
             }
-            c11check_runtime::wait_lock(slot.ready.loc_cell(), Location::caller());
+            c11check_runtime::wait_lock(slot.ready.loc_cell(), c11check_runtime::Site::caller());
         }
         let Some(v) = slot.value.lock().unwrap().take() else {
             // The mark of the last sender's going: leave it for the next

@@ -6,7 +6,6 @@ use c11check_model::Action;
 use c11check_runtime::{access, wait_lock, LocCell};
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
-use std::panic::Location;
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
 /// A lock's poison flag. It holds the execution in which the lock was
@@ -54,7 +53,7 @@ pub struct MutexGuard<'a, T: ?Sized> {
     panicking: bool,
     /// Where the lock was taken: reports show the release there (a guard's
     /// drop has no caller to point at).
-    site: &'static Location<'static>,
+    site: c11check_runtime::Site,
 }
 
 impl<T> Mutex<T> {
@@ -62,7 +61,7 @@ impl<T> Mutex<T> {
     #[track_caller]
     pub const fn new(t: T) -> Self {
         Mutex {
-            cell: LocCell::described("Mutex", Location::caller()),
+            cell: LocCell::described("Mutex", c11check_runtime::Site::caller()),
             poisoned: Poison::new(),
             data: UnsafeCell::new(t),
         }
@@ -84,7 +83,7 @@ impl<T: ?Sized> Mutex<T> {
     /// a failure waits, `Action::lock_try` when it is the caller's result.
     #[track_caller]
     fn try_acquire(&self, acquire: fn(c11check_model::Loc) -> Action) -> bool {
-        access(&self.cell, 0, acquire, Location::caller()).ok
+        access(&self.cell, 0, acquire, c11check_runtime::Site::caller()).ok
     }
 
     #[track_caller]
@@ -92,7 +91,7 @@ impl<T: ?Sized> Mutex<T> {
         let g = MutexGuard {
             lock: self,
             panicking: std::thread::panicking(),
-            site: Location::caller(),
+            site: c11check_runtime::Site::caller(),
         };
         if self.poisoned.get() {
             Err(PoisonError::new(g))
@@ -107,7 +106,7 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         while !self.try_acquire(Action::lock_acquire) {
-            wait_lock(&self.cell, Location::caller());
+            wait_lock(&self.cell, c11check_runtime::Site::caller());
         }
         self.guard()
     }
@@ -140,7 +139,7 @@ impl<T: ?Sized> Mutex<T> {
         }
     }
 
-    fn unlock(&self, site: &'static Location<'static>) {
+    fn unlock(&self, site: c11check_runtime::Site) {
         access(&self.cell, 0, Action::lock_release, site);
     }
 }

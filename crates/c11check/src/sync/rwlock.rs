@@ -13,7 +13,6 @@ use super::atomic::{AtomicI64, Ordering};
 use c11check_runtime::wait_lock;
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
-use std::panic::Location;
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
 /// The shares: a writer takes them all, a reader one.
@@ -91,7 +90,7 @@ impl<T: ?Sized> RwLock<T> {
     #[track_caller]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         while !self.take_share(true) {
-            wait_lock(self.state.loc_cell(), Location::caller());
+            wait_lock(self.state.loc_cell(), c11check_runtime::Site::caller());
         }
         self.poisoned(RwLockReadGuard { lock: self })
     }
@@ -110,7 +109,7 @@ impl<T: ?Sized> RwLock<T> {
     #[track_caller]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         while !self.take_all(true) {
-            wait_lock(self.state.loc_cell(), Location::caller());
+            wait_lock(self.state.loc_cell(), c11check_runtime::Site::caller());
         }
         self.poisoned(RwLockWriteGuard {
             lock: self,
