@@ -1,0 +1,106 @@
+//! The runtime of compiled C and C++ programs: `libc11check_rt.so`.
+//!
+//! `gcc`/`clang -fsanitize=thread` instrument every atomic operation, fence
+//! and plain memory access of a program with calls to `__tsan_*` functions.
+//! Linked against this library instead of libtsan, such a program runs
+//! under c11check's explorers: `main` is taken over at start-up
+//! ([`start`]), each execution re-runs it from a clean copy of the
+//! program's globals ([`snapshot`]) with fresh per-thread heaps ([`heap`]),
+//! threads are fibers of the Rust runtime ([`pthread`]) and every
+//! instrumented access is an event of the model ([`memory`], [`tsan`]).
+//!
+//! The library also defines `pthread_*`, `malloc`/`free`, `__assert_fail`,
+//! `abort` and `exit`: a program linked against it calls these instead of
+//! libc's (the dynamic linker looks in this library before libc). Calls
+//! made outside a modelled thread (by libc itself, before `main`, by the
+//! runtime) are passed on to libc.
+//!
+//! Only x86-64 Linux with glibc is supported: the entry points that need
+//! their caller's address are written in assembly.
+
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+/// Defines the C function `$name($args) -> $ret` as a trampoline to the Rust
+/// function `$imp($args, pc)`, `pc` being the caller's return address: the
+/// entry point is `mov REG, [rsp]; jmp imp`, `REG` the System V argument
+/// register after the function's own arguments (all integers or pointers).
+macro_rules! with_pc {
+    ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, $reg:literal, $imp:path) => {
+        #[unsafe(naked)]
+        #[unsafe(no_mangle)]
+        /// An entry point the program calls (see the module's documentation).
+        ///
+        /// # Safety
+        /// Called by the program, with the arguments of the C function of
+        /// this name.
+        pub unsafe extern "C" fn $name($($a: $t),*) $(-> $r)? {
+            core::arch::naked_asm!(concat!("mov ", $reg, ", [rsp]"), "jmp {f}", f = sym $imp)
+        }
+    };
+}
+
+pub mod heap;
+pub mod memory;
+pub mod pthread;
+pub mod snapshot;
+pub mod start;
+pub mod symbols;
+pub mod tsan;
+
+/// The runtime's own allocations go straight to glibc's allocator, never
+/// through the `malloc` this library defines for the program.
+struct LibcAllocator;
+
+use heap::libc_heap::{__libc_calloc, __libc_free, __libc_malloc, __libc_memalign, __libc_realloc};
+
+// SAFETY: glibc's allocator functions meet `GlobalAlloc`'s contract: blocks
+// are at least 16-byte aligned (larger alignments go through memalign) and
+// stay valid until freed.
+unsafe impl std::alloc::GlobalAlloc for LibcAllocator {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: plain calls into glibc.
+        unsafe {
+            if l.align() <= 16 {
+                __libc_malloc(l.size()).cast()
+            } else {
+                __libc_memalign(l.align(), l.size()).cast()
+            }
+        }
+    }
+    unsafe fn alloc_zeroed(&self, l: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: as in `alloc`; memalign'd blocks are zeroed by hand.
+        unsafe {
+            if l.align() <= 16 {
+                __libc_calloc(1, l.size()).cast()
+            } else {
+                let p: *mut u8 = __libc_memalign(l.align(), l.size()).cast();
+                if !p.is_null() {
+                    std::ptr::write_bytes(p, 0, l.size());
+                }
+                p
+            }
+        }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, _: std::alloc::Layout) {
+        // SAFETY: `p` came from one of the functions above.
+        unsafe { __libc_free(p.cast()) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, size: usize) -> *mut u8 {
+        // SAFETY: as in `alloc`; over-aligned blocks are moved by hand.
+        unsafe {
+            if l.align() <= 16 {
+                __libc_realloc(p.cast(), size).cast()
+            } else {
+                let q: *mut u8 = __libc_memalign(l.align(), size).cast();
+                if !q.is_null() {
+                    std::ptr::copy_nonoverlapping(p, q, l.size().min(size));
+                    __libc_free(p.cast());
+                }
+                q
+            }
+        }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: LibcAllocator = LibcAllocator;

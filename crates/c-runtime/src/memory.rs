@@ -1,0 +1,321 @@
+//! The program's memory as the model sees it: every address an instrumented
+//! access touches is a location (bound afresh in each execution, with the
+//! value memory holds then as its initial value), and each access an event.
+//!
+//! - Atomic operations get their values from the model and write what they
+//!   store to memory too, so later plain reads see it.
+//! - A plain write is announced before it happens (`__tsan_write4(p)`, then
+//!   the store instruction), so its value is not known yet: it becomes an
+//!   event at the thread's next operation, when memory holds it (no other
+//!   thread runs in between: threads switch only inside operations).
+//! - A plain read is an event (for race detection and for the reads-from
+//!   choices); the value the program reads is the one in memory, which in a
+//!   race-free execution is the one the model chose. Where the location
+//!   was also used atomically in this execution, memory is set to the
+//!   model's value first (an atomic store may be later in modification
+//!   order than one that ran after it).
+//!
+//! Locations are keyed by the access's first byte: accesses of different
+//! sizes or overlapping at other addresses are not related (as in GenMC,
+//! mixed-size accesses are not modelled).
+
+use c11check_model::{Action, MemOrder, RmwOp, Value, Width};
+use c11check_runtime::{access, LocCell, Site};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// What the runtime keeps per address.
+struct Entry {
+    cell: LocCell,
+    /// The execution generation in which an atomic operation used it.
+    atomic_in: u32,
+}
+
+/// A hasher for addresses (std's SipHash is several times slower here).
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
+
+type AddrMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddrHasher>>;
+
+thread_local! {
+    /// The locations, by address. Entries are boxed: the runtime keeps
+    /// pointers to cells while an operation is pending.
+    static TABLE: RefCell<AddrMap<Box<Entry>>> = RefCell::new(AddrMap::default());
+    /// Per modelled thread: a plain write announced but not yet an event
+    /// (address, size).
+    static PENDING: RefCell<Vec<Option<(usize, usize)>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The cell of the location at `addr` (made on first use).
+fn entry(addr: usize) -> *const Entry {
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        let e = t.entry(addr).or_insert_with(|| {
+            Box::new(Entry {
+                cell: LocCell::new(),
+                atomic_in: 0,
+            })
+        });
+        &**e as *const Entry
+    })
+}
+
+/// The `size`-byte unsigned value at `addr`.
+///
+/// # Safety
+/// `addr` must be readable for `size` bytes.
+unsafe fn read_mem(addr: usize, size: usize) -> Value {
+    // SAFETY: guaranteed by the caller; unaligned reads are allowed.
+    unsafe {
+        match size {
+            1 => *(addr as *const u8) as Value,
+            2 => (addr as *const u16).read_unaligned() as Value,
+            4 => (addr as *const u32).read_unaligned() as Value,
+            _ => (addr as *const u64).read_unaligned() as Value,
+        }
+    }
+}
+
+/// Writes the low `size` bytes of `v` at `addr`.
+///
+/// # Safety
+/// `addr` must be writable for `size` bytes.
+unsafe fn write_mem(addr: usize, size: usize, v: Value) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        match size {
+            1 => *(addr as *mut u8) = v as u8,
+            2 => (addr as *mut u16).write_unaligned(v as u16),
+            4 => (addr as *mut u32).write_unaligned(v as u32),
+            _ => (addr as *mut u64).write_unaligned(v as u64),
+        }
+    }
+}
+
+/// The model's width of a `size`-byte access (values are unsigned).
+pub fn width(size: usize) -> Width {
+    match size {
+        1 => Width::U8,
+        2 => Width::U16,
+        4 => Width::U32,
+        _ => Width::U64,
+    }
+}
+
+/// Whether the calling code runs as a modelled thread (outside one, before
+/// `main` or in the runtime, accesses are not events).
+#[inline]
+pub fn modelled() -> bool {
+    crate::start::running() && c11check_runtime::in_model()
+}
+
+/// Turns the current thread's announced plain write, if any, into an event
+/// now that memory holds its value. Every operation starts with this.
+pub fn flush_pending(site: Site) {
+    let t = c11check_runtime::current_thread() as usize;
+    let pending = PENDING.with(|p| p.borrow_mut().get_mut(t).and_then(Option::take));
+    if let Some((addr, size)) = pending {
+        // SAFETY: the program wrote `size` bytes at `addr` just now.
+        let val = unsafe { read_mem(addr, size) };
+        let e = entry(addr);
+        // SAFETY: entries are never removed.
+        let cell = unsafe { &(*e).cell };
+        access(
+            cell,
+            val,
+            |loc| Action::Store {
+                loc,
+                ord: MemOrder::NonAtomic,
+                val,
+            },
+            site,
+        );
+    }
+}
+
+/// Forgets announced writes (a new execution starts).
+pub fn reset() {
+    PENDING.with(|p| p.borrow_mut().clear());
+}
+
+/// The program is about to write `size` bytes at `addr` without atomics.
+pub fn plain_write(addr: usize, size: usize, site: Site) {
+    flush_pending(site);
+    let t = c11check_runtime::current_thread() as usize;
+    PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() <= t {
+            p.resize(t + 1, None);
+        }
+        p[t] = Some((addr, size));
+    });
+}
+
+/// The program is about to read `size` bytes at `addr` without atomics.
+pub fn plain_read(addr: usize, size: usize, site: Site) {
+    flush_pending(site);
+    let e = entry(addr);
+    // SAFETY: entries are never removed; the program reads this memory.
+    let (cell, init) = unsafe { (&(*e).cell, read_mem(addr, size)) };
+    let o = access(
+        cell,
+        init,
+        |loc| Action::Load {
+            loc,
+            ord: MemOrder::NonAtomic,
+        },
+        site,
+    );
+    // SAFETY: as above.
+    if unsafe { (*e).atomic_in } == c11check_runtime::generation() {
+        // SAFETY: the program is about to read it.
+        unsafe { write_mem(addr, size, o.val) };
+    }
+}
+
+/// An atomic operation on the `size`-byte location at `addr`: `action`
+/// receives the location. Returns the outcome; `stored` says what memory
+/// should hold afterwards, given it.
+pub fn atomic(
+    addr: usize,
+    size: usize,
+    action: impl FnOnce(c11check_model::Loc) -> Action,
+    stored: impl FnOnce(&c11check_runtime::Outcome) -> Option<Value>,
+    site: Site,
+) -> c11check_runtime::Outcome {
+    flush_pending(site);
+    let e = entry(addr);
+    // SAFETY: entries are never removed; the program accesses this memory.
+    let (cell, init) = unsafe { (&(*e).cell, read_mem(addr, size)) };
+    let o = access(cell, init, action, site);
+    // SAFETY: as above.
+    unsafe {
+        (*(e as *mut Entry)).atomic_in = c11check_runtime::generation();
+        if let Some(v) = stored(&o) {
+            write_mem(addr, size, v);
+        }
+    }
+    o
+}
+
+/// Memory order numbers as the instrumentation passes them.
+pub fn order(mo: i32) -> MemOrder {
+    match mo {
+        0 => MemOrder::Relaxed,
+        1 | 2 => MemOrder::Acquire,
+        3 => MemOrder::Release,
+        4 => MemOrder::AcqRel,
+        _ => MemOrder::SeqCst,
+    }
+}
+
+/// The order of a compare-exchange's failure (never release).
+pub fn failure_order(mo: i32) -> MemOrder {
+    match order(mo) {
+        MemOrder::Release => MemOrder::Relaxed,
+        MemOrder::AcqRel => MemOrder::Acquire,
+        o => o,
+    }
+}
+
+/// An atomic load.
+pub fn load(addr: usize, size: usize, mo: i32, site: Site) -> Value {
+    let ord = order(mo);
+    atomic(addr, size, |loc| Action::Load { loc, ord }, |_| None, site).val
+}
+
+/// An atomic store.
+pub fn store(addr: usize, size: usize, val: Value, mo: i32, site: Site) {
+    let ord = order(mo);
+    let val = width(size).normalize(val);
+    atomic(
+        addr,
+        size,
+        |loc| Action::Store { loc, ord, val },
+        |_| Some(val),
+        site,
+    );
+}
+
+/// An atomic read-modify-write; returns the value read.
+pub fn rmw(addr: usize, size: usize, op: RmwOp, operand: Value, mo: i32, site: Site) -> Value {
+    let ord = order(mo);
+    let w = width(size);
+    let operand = w.normalize(operand);
+    atomic(
+        addr,
+        size,
+        |loc| Action::Rmw {
+            loc,
+            ord,
+            op,
+            operand,
+            width: w,
+        },
+        |o| Some(w.normalize(op.apply(o.val, operand))),
+        site,
+    )
+    .val
+}
+
+/// An atomic compare-exchange: whether it succeeded, and the value read.
+pub fn cas(
+    addr: usize,
+    size: usize,
+    (expected, new): (Value, Value),
+    (mo, fail_mo): (i32, i32),
+    weak: bool,
+    site: Site,
+) -> (bool, Value) {
+    let w = width(size);
+    let (expected, new) = (w.normalize(expected), w.normalize(new));
+    let (success, failure) = (order(mo), failure_order(fail_mo));
+    let weak = weak && c11check_runtime::weak_cas_may_fail();
+    let o = atomic(
+        addr,
+        size,
+        |loc| Action::Cas {
+            loc,
+            expected,
+            new,
+            success,
+            failure,
+            weak,
+            lock: false,
+            take: false,
+        },
+        |o| o.ok.then_some(new),
+        site,
+    );
+    (o.ok, o.val)
+}
+
+/// A fence.
+pub fn fence(mo: i32, site: Site) {
+    flush_pending(site);
+    if mo != 0 {
+        c11check_runtime::fence(order(mo), site);
+    }
+}
+
+/// The cell of the lock at `addr` (a `pthread_mutex_t`, say).
+pub fn lock_cell(addr: usize) -> &'static LocCell {
+    // SAFETY: entries are boxed and never removed.
+    unsafe { &(*entry(addr)).cell }
+}

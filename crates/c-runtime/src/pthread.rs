@@ -1,0 +1,345 @@
+//! Threads, locks and the libc calls that end a thread or the program, as
+//! the program calls them: `pthread_*`, `sched_yield`, `__assert_fail`,
+//! `abort`, `exit`, and GenMC's `__VERIFIER_assume`.
+//!
+//! A modelled thread is a fiber of the Rust runtime; its `pthread_t` is its
+//! thread number (0 for `main`). A mutex is a location (its address) locked
+//! and unlocked with the model's lock actions, as the Rust `Mutex` does.
+//! Outside a modelled thread every call goes to libc's function.
+
+use crate::memory::{self, modelled};
+use c11check_model::{Action, BlockReason};
+use c11check_runtime::Site;
+use std::any::Any;
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// libc's own definition of `name` (the next one after this library's).
+pub(crate) fn next_symbol(name: &CStr) -> *mut c_void {
+    // SAFETY: dlsym with a valid C string.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    assert!(!p.is_null(), "c11check: libc has no {name:?}");
+    p
+}
+
+/// Calls libc's `name` with the given function type.
+macro_rules! real {
+    ($name:literal : $ty:ty) => {{
+        static P: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let p = *P.get_or_init(|| crate::pthread::next_symbol($name) as usize);
+        // SAFETY: `p` is libc's definition of the symbol, of this type.
+        unsafe { std::mem::transmute::<usize, $ty>(p) }
+    }};
+}
+
+/// What unwinds a modelled thread out of the program's frames.
+enum Unwind {
+    /// `pthread_exit(value)`.
+    ThreadExit(usize),
+    /// `exit(status)`.
+    Exit(c_int),
+}
+
+type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
+
+/// Runs a thread's start routine; its result (or `pthread_exit`'s value).
+/// A failed assertion or `abort` unwinds on to the runtime, which reports it.
+pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
+    // SAFETY: the program's start routine, with the argument it was given.
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        start(arg as *mut c_void) as usize
+    }));
+    let v = match r {
+        Ok(v) => v,
+        Err(payload) => match payload.downcast::<Unwind>() {
+            Ok(u) => match *u {
+                Unwind::ThreadExit(v) => v,
+                Unwind::Exit(status) => status as usize,
+            },
+            Err(other) => resume_unwind(other),
+        },
+    };
+    memory::flush_pending(Site::caller());
+    v
+}
+
+extern "C" fn create_impl(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: StartRoutine,
+    arg: *mut c_void,
+    pc: usize,
+) -> c_int {
+    if !modelled() {
+        let f = real!(c"pthread_create": unsafe extern "C" fn(*mut libc::pthread_t, *const libc::pthread_attr_t, StartRoutine, *mut c_void) -> c_int);
+        // SAFETY: the program's arguments, passed on.
+        return unsafe { f(thread, attr, start, arg) };
+    }
+    memory::flush_pending(Site::Pc(pc));
+    let arg = arg as usize;
+    let main: c11check_runtime::ThreadMain =
+        Box::new(move || Box::new(run_thread(start, arg)) as Box<dyn Any + Send>);
+    let id = c11check_runtime::spawn(main, Site::Pc(pc));
+    // SAFETY: the program passes where to put the new thread's id.
+    unsafe { *thread = id as libc::pthread_t };
+    0
+}
+with_pc!(pthread_create(t: *mut libc::pthread_t, a: *const libc::pthread_attr_t, s: StartRoutine, arg: *mut c_void) -> c_int, "r8", create_impl);
+
+extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
+    if !modelled() {
+        let f = real!(c"pthread_join": unsafe extern "C" fn(libc::pthread_t, *mut *mut c_void) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(thread, ret) };
+    }
+    memory::flush_pending(Site::Pc(pc));
+    if thread as u32 == c11check_runtime::current_thread() {
+        return libc::EDEADLK;
+    }
+    let r = c11check_runtime::join(thread as u32, Site::Pc(pc));
+    if let Ok(v) = r {
+        if !ret.is_null() {
+            let v = v.downcast::<usize>().map(|b| *b).unwrap_or(0);
+            // SAFETY: the program passes where to put the thread's result.
+            unsafe { *ret = v as *mut c_void };
+        }
+    } else if let Err(payload) = r {
+        // The joined thread failed: the failure is reported; end this one.
+        resume_unwind(payload);
+    }
+    0
+}
+with_pc!(pthread_join(t: libc::pthread_t, r: *mut *mut c_void) -> c_int, "rdx", join_impl);
+
+/// A detached thread runs on; nothing to do.
+#[unsafe(no_mangle)]
+pub extern "C" fn pthread_detach(thread: libc::pthread_t) -> c_int {
+    if !modelled() {
+        let f = real!(c"pthread_detach": unsafe extern "C" fn(libc::pthread_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(thread) };
+    }
+    0
+}
+
+/// The calling thread's id.
+#[unsafe(no_mangle)]
+pub extern "C" fn pthread_self() -> libc::pthread_t {
+    if !modelled() {
+        let f = real!(c"pthread_self": unsafe extern "C" fn() -> libc::pthread_t);
+        // SAFETY: no arguments.
+        return unsafe { f() };
+    }
+    c11check_runtime::current_thread() as libc::pthread_t
+}
+
+/// Whether two thread ids are the same thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn pthread_equal(a: libc::pthread_t, b: libc::pthread_t) -> c_int {
+    (a == b) as c_int
+}
+
+/// Ends the calling thread with `value`.
+///
+/// # Safety
+/// Called by the program, as libc's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_exit(value: *mut c_void) -> ! {
+    if !modelled() {
+        let f = real!(c"pthread_exit": unsafe extern "C" fn(*mut c_void) -> !);
+        // SAFETY: passed on.
+        unsafe { f(value) }
+    }
+    resume_unwind(Box::new(Unwind::ThreadExit(value as usize)))
+}
+
+// ---- mutexes ------------------------------------------------------------------
+
+/// Per recursive or error-checking mutex: the execution, its holder and how
+/// many times it holds it.
+type Holders = std::collections::HashMap<usize, (u32, u32, u32)>;
+
+thread_local! {
+    static HOLDERS: RefCell<Holders> = RefCell::new(Holders::new());
+}
+
+/// glibc's mutex kind (`__kind`, the fifth int of `pthread_mutex_t`).
+fn kind(m: *mut libc::pthread_mutex_t) -> c_int {
+    // SAFETY: glibc's layout: `__lock, __count, __owner, __nusers, __kind`.
+    unsafe { *(m as *const c_int).add(4) & 3 }
+}
+
+const RECURSIVE: c_int = 1;
+const ERRORCHECK: c_int = 2;
+
+/// The holder record of mutex `m` in this execution: (holder, count).
+fn holder(m: usize) -> Option<(u32, u32)> {
+    let g = c11check_runtime::generation();
+    HOLDERS.with(|h| {
+        h.borrow()
+            .get(&m)
+            .filter(|e| e.0 == g && e.2 > 0)
+            .map(|e| (e.1, e.2))
+    })
+}
+
+fn set_holder(m: usize, t: u32, count: u32) {
+    let g = c11check_runtime::generation();
+    HOLDERS.with(|h| h.borrow_mut().insert(m, (g, t, count)));
+}
+
+fn lock(m: *mut libc::pthread_mutex_t, try_only: bool, pc: usize) -> c_int {
+    let site = Site::Pc(pc);
+    memory::flush_pending(site);
+    let me = c11check_runtime::current_thread();
+    let k = kind(m);
+    if k == RECURSIVE || k == ERRORCHECK {
+        if let Some((t, n)) = holder(m as usize) {
+            if t == me {
+                if k == ERRORCHECK {
+                    return libc::EDEADLK;
+                }
+                set_holder(m as usize, me, n + 1);
+                return 0;
+            }
+        }
+    }
+    let cell = memory::lock_cell(m as usize);
+    if try_only {
+        if !c11check_runtime::access(cell, 0, Action::lock_try, site).ok {
+            return libc::EBUSY;
+        }
+    } else {
+        while !c11check_runtime::access(cell, 0, Action::lock_acquire, site).ok {
+            c11check_runtime::wait_lock(cell, site);
+        }
+    }
+    if k == RECURSIVE || k == ERRORCHECK {
+        set_holder(m as usize, me, 1);
+    }
+    0
+}
+
+extern "C" fn lock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    if !modelled() {
+        let f =
+            real!(c"pthread_mutex_lock": unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(m) };
+    }
+    lock(m, false, pc)
+}
+with_pc!(pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", lock_impl);
+
+extern "C" fn trylock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    if !modelled() {
+        let f = real!(c"pthread_mutex_trylock": unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(m) };
+    }
+    lock(m, true, pc)
+}
+with_pc!(pthread_mutex_trylock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", trylock_impl);
+
+extern "C" fn unlock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    if !modelled() {
+        let f = real!(c"pthread_mutex_unlock": unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(m) };
+    }
+    let site = Site::Pc(pc);
+    memory::flush_pending(site);
+    let k = kind(m);
+    if k == RECURSIVE || k == ERRORCHECK {
+        let me = c11check_runtime::current_thread();
+        match holder(m as usize) {
+            Some((t, n)) if t == me && n > 1 => {
+                set_holder(m as usize, me, n - 1);
+                return 0;
+            }
+            Some((t, _)) if t == me => set_holder(m as usize, me, 0),
+            _ => return libc::EPERM,
+        }
+    }
+    c11check_runtime::access(memory::lock_cell(m as usize), 0, Action::lock_release, site);
+    0
+}
+with_pc!(pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", unlock_impl);
+
+// ---- yielding, sleeping ---------------------------------------------------------
+
+extern "C" fn yield_impl(pc: usize) -> c_int {
+    if modelled() {
+        memory::flush_pending(Site::Pc(pc));
+        c11check_runtime::spin_hint(Site::Pc(pc));
+    }
+    0
+}
+with_pc!(sched_yield() -> c_int, "rdi", yield_impl);
+with_pc!(pthread_yield() -> c_int, "rdi", yield_impl);
+
+// ---- assertions and the end of the program ----------------------------------------
+
+/// A failed `assert`: the execution fails with the assertion's text.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn __assert_fail(
+    expr: *const c_char,
+    file: *const c_char,
+    line: u32,
+    func: *const c_char,
+) -> ! {
+    let text = |p: *const c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            // SAFETY: assert passes C strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    let msg = format!(
+        "assertion `{}` failed at {}:{line} in {}()",
+        text(expr),
+        text(file),
+        text(func)
+    );
+    if !modelled() {
+        eprintln!("c11check: {msg} (outside the model)");
+        // SAFETY: ends the process.
+        unsafe { libc::_exit(134) }
+    }
+    resume_unwind(Box::new(msg))
+}
+
+/// `abort()`: the execution fails.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn abort() -> ! {
+    if !modelled() {
+        let f = real!(c"abort": unsafe extern "C" fn() -> !);
+        // SAFETY: no arguments.
+        unsafe { f() }
+    }
+    resume_unwind(Box::new("the program called abort()".to_string()))
+}
+
+/// `exit(status)` in a modelled thread ends that thread (the others run to
+/// their end); outside the model, the process.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn exit(status: c_int) -> ! {
+    if !modelled() {
+        let f = real!(c"exit": unsafe extern "C" fn(c_int) -> !);
+        // SAFETY: passed on.
+        unsafe { f(status) }
+    }
+    resume_unwind(Box::new(Unwind::Exit(status)))
+}
+
+// ---- GenMC's verifier functions ----------------------------------------------------
+
+extern "C" fn assume_impl(cond: c_int, pc: usize) {
+    if modelled() && cond == 0 {
+        memory::flush_pending(Site::Pc(pc));
+        c11check_runtime::block(BlockReason::Assume, Site::Pc(pc));
+    }
+}
+with_pc!(__VERIFIER_assume(c: c_int), "rsi", assume_impl);

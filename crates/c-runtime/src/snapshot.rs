@@ -1,0 +1,99 @@
+//! A clean start for every execution: the program's writable data (its
+//! `.data` and `.bss`: every global and static) is copied when `main` is
+//! taken over, after the program's constructors ran, and copied back
+//! before each execution.
+//!
+//! The copy covers the executable's writable segments, without the part
+//! made read-only after relocation (`PT_GNU_RELRO`). The runtime's own
+//! state lives in this library's segments, which are not touched; nor are
+//! libc's (its stdio buffers, `errno`, `rand`'s state).
+
+use std::ffi::c_void;
+
+/// One writable range of the program and its contents at start-up.
+struct Region {
+    start: usize,
+    saved: Vec<u8>,
+}
+
+/// The program's writable data as it was when `main` was taken over.
+pub struct Snapshot {
+    regions: Vec<Region>,
+}
+
+/// The executable's writable ranges (start, end).
+fn writable_ranges() -> Vec<(usize, usize)> {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        out: *mut c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes a valid entry; `out` is our vector.
+        let (info, out) = unsafe { (&*info, &mut *(out as *mut Vec<(usize, usize)>)) };
+        let base = info.dlpi_addr as usize;
+        // SAFETY: `dlpi_phdr` points to `dlpi_phnum` program headers.
+        let headers =
+            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+        let mut relro = None;
+        for h in headers {
+            if h.p_type == libc::PT_GNU_RELRO {
+                relro = Some((
+                    base + h.p_vaddr as usize,
+                    base + (h.p_vaddr + h.p_memsz) as usize,
+                ));
+            }
+        }
+        for h in headers {
+            if h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_W != 0 {
+                let (mut s, e) = (
+                    base + h.p_vaddr as usize,
+                    base + (h.p_vaddr + h.p_memsz) as usize,
+                );
+                if let Some((rs, re)) = relro {
+                    if rs <= s && re > s {
+                        s = re.min(e);
+                    }
+                }
+                if s < e {
+                    out.push((s, e));
+                }
+            }
+        }
+        // The first entry is the executable: stop there.
+        1
+    }
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // SAFETY: the callback only reads the loader's entries.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut out as *mut _ as *mut c_void) };
+    out
+}
+
+impl Snapshot {
+    /// Copies the program's writable data now.
+    pub fn take() -> Snapshot {
+        let regions = writable_ranges()
+            .into_iter()
+            .map(|(s, e)| Region {
+                start: s,
+                // SAFETY: the range is a mapped, writable segment.
+                saved: unsafe { std::slice::from_raw_parts(s as *const u8, e - s) }.to_vec(),
+            })
+            .collect();
+        Snapshot { regions }
+    }
+
+    /// Puts the program's writable data back as it was.
+    pub fn restore(&self) {
+        for r in &self.regions {
+            // SAFETY: the same mapped, writable segment the copy came from.
+            unsafe {
+                std::ptr::copy_nonoverlapping(r.saved.as_ptr(), r.start as *mut u8, r.saved.len())
+            };
+        }
+    }
+
+    /// Bytes copied back per execution.
+    pub fn size(&self) -> usize {
+        self.regions.iter().map(|r| r.saved.len()).sum()
+    }
+}

@@ -1,0 +1,231 @@
+//! Taking over `main`: the program's start-up code calls
+//! `__libc_start_main(main, ...)`, which this library defines; it passes
+//! glibc's own a `main` of its own that explores the program's `main`
+//! under the settings of the `C11CHECK_*` environment variables, prints
+//! what it found, and ends the process with status 0 (no bug), 1 (a bug)
+//! or 2 (bad settings).
+
+use crate::pthread::next_symbol;
+use c11check_model::Model;
+use c11check_runtime::{run, RunConfig, RuntimeOptions, Strategy};
+use std::ffi::{c_char, c_int, c_void};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The program's `main`.
+type MainFn = unsafe extern "C-unwind" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+
+type StartMain = unsafe extern "C" fn(
+    extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int,
+    c_int,
+    *mut *mut c_char,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+) -> c_int;
+
+/// Whether the exploration has started (instrumented code run before it,
+/// in constructors, runs natively).
+static RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// Whether `main` has been taken over and is being explored.
+#[inline]
+pub fn running() -> bool {
+    RUNNING.load(Relaxed)
+}
+
+static mut USER_MAIN: Option<MainFn> = None;
+
+/// glibc's program start, with the program's `main` replaced by
+/// [`checked_main`].
+///
+/// # Safety
+/// Called once, by the program's `_start`, with glibc's arguments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __libc_start_main(
+    main: MainFn,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    init: *mut c_void,
+    fini: *mut c_void,
+    rtld_fini: *mut c_void,
+    stack_end: *mut c_void,
+) -> c_int {
+    // SAFETY: written once, before any other thread exists.
+    unsafe { USER_MAIN = Some(main) };
+    let real = next_symbol(c"__libc_start_main");
+    // SAFETY: glibc's function, with the arguments it was meant to get.
+    unsafe {
+        let real: StartMain = std::mem::transmute(real);
+        real(checked_main, argc, argv, init, fini, rtld_fini, stack_end)
+    }
+}
+
+/// A setting from the environment: `None` when unset; exits with status 2
+/// when it does not parse.
+fn setting<T: FromStr>(name: &str) -> Option<T> {
+    let v = std::env::var(name).ok()?;
+    match v.trim().parse() {
+        Ok(x) => Some(x),
+        Err(_) => usage_error(&format!("{name}={v:?} is not a valid value")),
+    }
+}
+
+fn usage_error(msg: &str) -> ! {
+    eprintln!("c11check: {msg}");
+    // SAFETY: ends the process.
+    unsafe { libc::_exit(2) }
+}
+
+/// The run's settings from the `C11CHECK_*` variables.
+fn config() -> RunConfig {
+    let model = match std::env::var("C11CHECK_MODEL") {
+        Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
+            usage_error(&format!(
+                "unknown C11CHECK_MODEL={name:?} (cpp20, rc11 or sc)"
+            ))
+        }),
+        Err(_) => Model::Cpp20,
+    };
+    let defaults = RuntimeOptions::default();
+    let seed = setting("C11CHECK_SEED").unwrap_or(0xC11C);
+    let pct_depth: Option<u32> = setting("C11CHECK_PCT");
+    let live = std::env::var("C11CHECK_LIVE").map_or(true, |v| v.trim() != "0");
+    RunConfig {
+        strategy: match setting("C11CHECK_ITERATIONS") {
+            Some(iterations) if live || pct_depth.is_some() => Strategy::Live { iterations, seed },
+            Some(iterations) => Strategy::Random { iterations, seed },
+            None => Strategy::Exhaustive,
+        },
+        model,
+        max_executions: setting("C11CHECK_MAX_EXECUTIONS"),
+        time_budget: setting::<f64>("C11CHECK_MAX_DURATION").map(Duration::from_secs_f64),
+        runtime: RuntimeOptions {
+            // The program's frames are C's: give them room.
+            stack_size: setting("C11CHECK_STACK_SIZE").unwrap_or(defaults.stack_size.max(1 << 20)),
+            max_steps: setting("C11CHECK_MAX_STEPS").unwrap_or(defaults.max_steps),
+        },
+        replay: std::env::var("C11CHECK_REPLAY").ok(),
+        progress: std::env::var("C11CHECK_LOG").is_ok_and(|v| v != "0"),
+        pct_depth,
+        park_loads: std::env::var("C11CHECK_PARK_LOADS").map_or(true, |v| v.trim() != "0"),
+        prune_window: setting("C11CHECK_PRUNE_WINDOW"),
+        spurious_failures: std::env::var("C11CHECK_SPURIOUS_FAILURES")
+            .map_or(true, |v| v.trim() != "0"),
+    }
+}
+
+/// The program's `main` and its arguments (set once, before exploring).
+static MAIN_CALL: std::sync::OnceLock<(usize, c_int, usize, usize)> = std::sync::OnceLock::new();
+
+/// The program's `main` as a thread start routine.
+unsafe extern "C-unwind" fn call_main(_: *mut c_void) -> *mut c_void {
+    let &(main, argc, argv, envp) = MAIN_CALL.get().expect("c11check: main is set");
+    // SAFETY: `main` is the program's `main`, called with its own arguments.
+    unsafe {
+        let main: MainFn = std::mem::transmute(main);
+        main(argc, argv as *mut *mut c_char, envp as *mut *mut c_char) as usize as *mut c_void
+    }
+}
+
+/// Stands in for the program's `main`: explores it, reports, and exits.
+extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char) -> c_int {
+    // SAFETY: written before this runs.
+    let Some(main) = (unsafe { USER_MAIN }) else {
+        usage_error("the program's main was not found")
+    };
+    c11check_runtime::set_pc_resolver(crate::symbols::describe);
+    crate::heap::init();
+    let snapshot = Arc::new(crate::snapshot::Snapshot::take());
+    let cfg = config();
+    let _ = MAIN_CALL.set((main as usize, argc, argv as usize, envp as usize));
+    let body = {
+        let snapshot = snapshot.clone();
+        Arc::new(move || {
+            snapshot.restore();
+            crate::heap::reset();
+            crate::memory::reset();
+            // A `pthread_exit` or `exit` in `main` ends it like a return.
+            crate::pthread::run_thread(call_main, 0);
+        })
+    };
+    // The program's output is shown once, for the execution that failed
+    // (replayed below), not once per execution explored.
+    let quiet = std::env::var("C11CHECK_SHOW_OUTPUT").map_or(true, |v| v.trim() == "0");
+    let saved_stdout = quiet.then(silence_stdout).flatten();
+    RUNNING.store(true, Relaxed);
+    let result = run(body.clone(), &cfg);
+    restore_stdout(saved_stdout);
+    let program = std::env::args()
+        .next()
+        .unwrap_or_else(|| "the program".into());
+    match result {
+        Ok(summary) => {
+            let s = &summary.stats;
+            let cut = if s.cut {
+                " (stopped early: a budget was reached)"
+            } else {
+                ""
+            };
+            eprintln!(
+                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}",
+                s.executions,
+                s.blocked,
+                s.elapsed.as_secs_f64()
+            );
+            // SAFETY: ends the process; the program's atexit handlers,
+            // registered once per execution, are not run.
+            unsafe { libc::_exit(0) }
+        }
+        Err(report) => {
+            if quiet && cfg.replay.is_none() {
+                // Replay the failing execution with the program's output.
+                eprintln!("c11check: the failing execution, replayed with the program's output:");
+                let mut again = cfg.clone();
+                again.replay = Some(report.replay.clone());
+                again.strategy = Strategy::Exhaustive;
+                let _ = run(body, &again);
+                // SAFETY: flushes C's stdio buffers.
+                unsafe { libc::fflush(std::ptr::null_mut()) };
+            }
+            eprintln!("{report}");
+            eprintln!(
+                "Replay it with: C11CHECK_REPLAY='{}' {program}",
+                report.replay
+            );
+            // SAFETY: ends the process.
+            unsafe { libc::_exit(1) }
+        }
+    }
+}
+
+/// Points the program's stdout at /dev/null; the saved descriptor.
+fn silence_stdout() -> Option<c_int> {
+    // SAFETY: plain descriptor calls.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        let saved = libc::dup(1);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+        if saved < 0 || null < 0 {
+            return None;
+        }
+        libc::dup2(null, 1);
+        libc::close(null);
+        Some(saved)
+    }
+}
+
+fn restore_stdout(saved: Option<c_int>) {
+    if let Some(fd) = saved {
+        // SAFETY: plain descriptor calls; drops what the program left
+        // buffered before the descriptor comes back.
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::dup2(fd, 1);
+            libc::close(fd);
+        }
+    }
+}
