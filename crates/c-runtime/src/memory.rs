@@ -60,11 +60,74 @@ thread_local! {
     /// Per modelled thread: a plain write announced but not yet an event
     /// (address, size).
     static PENDING: RefCell<Vec<Option<(usize, usize)>>> = const { RefCell::new(Vec::new()) };
+    /// Per running thread: its stack's range and the addresses on it bound
+    /// to locations in this execution.
+    static STACKS: RefCell<Vec<(usize, usize, Vec<usize>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The fibers' stack size (from the settings).
+static STACK_SIZE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1 << 20);
+
+/// Notes the fibers' stack size; returns it.
+pub fn set_stack_size(n: usize) -> usize {
+    STACK_SIZE.store(n, std::sync::atomic::Ordering::Relaxed);
+    n
+}
+
+/// Thread `t` starts: its stack is the `STACK_SIZE` bytes below here.
+pub fn note_stack(t: usize) {
+    let here = &t as *const usize as usize;
+    let size = STACK_SIZE.load(std::sync::atomic::Ordering::Relaxed);
+    STACKS.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() <= t {
+            s.resize_with(t + 1, || (0, 0, Vec::new()));
+        }
+        s[t] = (here.saturating_sub(size), here + 4096, Vec::new());
+    });
+}
+
+/// Thread `t` ends: the locations on its stack are gone. A later thread
+/// running on the same stack (the runtime reuses them) gets new ones at
+/// the same addresses, unrelated to these.
+pub fn forget_stack(t: usize) {
+    let addrs = STACKS.with(|s| {
+        s.borrow_mut()
+            .get_mut(t)
+            .map(|e| {
+                e.0 = 0;
+                e.1 = 0;
+                std::mem::take(&mut e.2)
+            })
+            .unwrap_or_default()
+    });
+    if !addrs.is_empty() {
+        TABLE.with(|tb| {
+            let tb = tb.borrow();
+            for a in addrs {
+                if let Some(e) = tb.get(&a) {
+                    e.cell.unbind();
+                }
+            }
+        });
+    }
+}
+
+/// Records `addr` as a location on the current thread's stack, if it is.
+fn note_if_on_stack(addr: usize) {
+    let t = c11check_runtime::current_thread() as usize;
+    STACKS.with(|s| {
+        if let Some(e) = s.borrow_mut().get_mut(t) {
+            if (e.0..e.1).contains(&addr) {
+                e.2.push(addr);
+            }
+        }
+    });
 }
 
 /// The cell of the location at `addr` (made on first use).
 fn entry(addr: usize) -> *const Entry {
-    TABLE.with(|t| {
+    let e = TABLE.with(|t| {
         let mut t = t.borrow_mut();
         let e = t.entry(addr).or_insert_with(|| {
             Box::new(Entry {
@@ -73,7 +136,13 @@ fn entry(addr: usize) -> *const Entry {
             })
         });
         &**e as *const Entry
-    })
+    });
+    // SAFETY: entries are boxed and never removed.
+    if c11check_runtime::bound_location(unsafe { &(*e).cell }).is_none() {
+        // First use in this execution.
+        note_if_on_stack(addr);
+    }
+    e
 }
 
 /// The `size`-byte unsigned value at `addr`.
@@ -152,6 +221,7 @@ pub fn flush_pending(site: Site) {
 /// Forgets announced writes (a new execution starts).
 pub fn reset() {
     PENDING.with(|p| p.borrow_mut().clear());
+    STACKS.with(|s| s.borrow_mut().clear());
 }
 
 /// The program is about to write `size` bytes at `addr` without atomics.

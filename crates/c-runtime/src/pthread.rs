@@ -46,6 +46,7 @@ type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 /// Runs a thread's start routine; its result (or `pthread_exit`'s value).
 /// A failed assertion or `abort` unwinds on to the runtime, which reports it.
 pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
+    memory::note_stack(c11check_runtime::current_thread() as usize);
     // SAFETY: the program's start routine, with the argument it was given.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         start(arg as *mut c_void) as usize
@@ -61,7 +62,29 @@ pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
         },
     };
     memory::flush_pending(Site::caller());
+    let t = c11check_runtime::current_thread() as usize;
+    RESULTS.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() <= t {
+            r.resize(t + 1, 0);
+        }
+        r[t] = v;
+    });
+    memory::forget_stack(t);
     v
+}
+
+thread_local! {
+    /// Each finished thread's result in this execution.
+    static RESULTS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// Threads spawned in this execution (main included).
+    static THREADS_SPAWNED: std::cell::Cell<usize> = const { std::cell::Cell::new(1) };
+}
+
+/// Forgets the last execution's threads.
+pub fn reset() {
+    RESULTS.with(|r| r.borrow_mut().clear());
+    THREADS_SPAWNED.with(|n| n.set(1));
 }
 
 extern "C" fn create_impl(
@@ -81,6 +104,7 @@ extern "C" fn create_impl(
     let main: c11check_runtime::ThreadMain =
         Box::new(move || Box::new(run_thread(start, arg)) as Box<dyn Any + Send>);
     let id = c11check_runtime::spawn(main, Site::Pc(pc));
+    THREADS_SPAWNED.with(|n| n.set(n.get().max(id as usize + 1)));
     // SAFETY: the program passes where to put the new thread's id.
     unsafe { *thread = id as libc::pthread_t };
     0
@@ -94,19 +118,20 @@ extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usiz
         return unsafe { f(thread, ret) };
     }
     memory::flush_pending(Site::Pc(pc));
-    if thread as u32 == c11check_runtime::current_thread() {
+    let me = c11check_runtime::current_thread();
+    if thread as u32 == me {
         return libc::EDEADLK;
     }
-    let r = c11check_runtime::join(thread as u32, Site::Pc(pc));
-    if let Ok(v) = r {
-        if !ret.is_null() {
-            let v = v.downcast::<usize>().map(|b| *b).unwrap_or(0);
-            // SAFETY: the program passes where to put the thread's result.
-            unsafe { *ret = v as *mut c_void };
-        }
-    } else if let Err(payload) = r {
-        // The joined thread failed: the failure is reported; end this one.
-        resume_unwind(payload);
+    if thread as u64 >= THREADS_SPAWNED.with(|n| n.get()) as u64 {
+        return libc::ESRCH;
+    }
+    // A thread may be joined more than once (POSIX leaves it undefined;
+    // GenMC's tests do it): each join waits for it and reads its result.
+    c11check_runtime::join_wait(thread as u32, Site::Pc(pc));
+    if !ret.is_null() {
+        let v = RESULTS.with(|r| r.borrow().get(thread as usize).copied().unwrap_or(0));
+        // SAFETY: the program passes where to put the thread's result.
+        unsafe { *ret = v as *mut c_void };
     }
     0
 }
@@ -343,3 +368,25 @@ extern "C" fn assume_impl(cond: c_int, pc: usize) {
     }
 }
 with_pc!(__VERIFIER_assume(c: c_int), "rsi", assume_impl);
+
+/// Input values are not explored: 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn __VERIFIER_nondet_int() -> c_int {
+    0
+}
+
+/// A loop's turn begins (GenMC's marker): nothing to do.
+#[unsafe(no_mangle)]
+pub extern "C" fn __VERIFIER_loop_begin() {}
+
+/// A spinning turn begins (GenMC's marker): nothing to do.
+#[unsafe(no_mangle)]
+pub extern "C" fn __VERIFIER_spin_start() {}
+
+extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
+    if modelled() && cond == 0 {
+        memory::flush_pending(Site::Pc(pc));
+        c11check_runtime::spin_hint(Site::Pc(pc));
+    }
+}
+with_pc!(__VERIFIER_spin_end(c: c_int), "rsi", spin_end_impl);

@@ -105,7 +105,9 @@ fn config() -> RunConfig {
         time_budget: setting::<f64>("C11CHECK_MAX_DURATION").map(Duration::from_secs_f64),
         runtime: RuntimeOptions {
             // The program's frames are C's: give them room.
-            stack_size: setting("C11CHECK_STACK_SIZE").unwrap_or(defaults.stack_size.max(1 << 20)),
+            stack_size: crate::memory::set_stack_size(
+                setting("C11CHECK_STACK_SIZE").unwrap_or(defaults.stack_size.max(1 << 20)),
+            ),
             max_steps: setting("C11CHECK_MAX_STEPS").unwrap_or(defaults.max_steps),
         },
         replay: std::env::var("C11CHECK_REPLAY").ok(),
@@ -137,6 +139,9 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     let Some(main) = (unsafe { USER_MAIN }) else {
         usage_error("the program's main was not found")
     };
+    if let Some(f) = std::env::var_os("C11CHECK_STARTED_FILE") {
+        let _ = std::fs::write(f, "started\n");
+    }
     c11check_runtime::set_pc_resolver(crate::symbols::describe);
     crate::heap::init();
     let snapshot = Arc::new(crate::snapshot::Snapshot::take());
@@ -148,6 +153,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             snapshot.restore();
             crate::heap::reset();
             crate::memory::reset();
+            crate::pthread::reset();
             // A `pthread_exit` or `exit` in `main` ends it like a return.
             crate::pthread::run_thread(call_main, 0);
         })

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod programs;
+
 #[derive(Parser)]
 #[command(
     name = "c11check",
@@ -25,6 +27,22 @@ struct Cli {
 enum Command {
     /// Run herd7-style C litmus tests (files, or directories searched for *.litmus).
     Litmus(LitmusArgs),
+    /// Compile and/or link a C program for checking (a drop-in `CC`): adds
+    /// `-fsanitize=thread -g` and links c11check's runtime.
+    #[command(name = "cc", disable_help_flag = true)]
+    Cc {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// The same for C++ (a drop-in `CXX`).
+    #[command(name = "c++", disable_help_flag = true)]
+    Cxx {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Check a program built with `c11check cc`: explore its executions and
+    /// report the first bug. Exit status 0: no bug, 1: a bug, 2: bad usage.
+    Run(programs::RunArgs),
 }
 
 #[derive(clap::Args)]
@@ -260,5 +278,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Litmus(a) => litmus(a),
+        Command::Cc { args } => programs::cc(args, false),
+        Command::Cxx { args } => programs::cc(args, true),
+        Command::Run(a) => programs::run_program(a),
     }
 }

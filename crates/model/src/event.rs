@@ -217,6 +217,10 @@ pub enum BlockReason {
     /// A lock acquisition read the lock as held: the thread waits for a release
     /// (the execution where it reads that release is explored separately).
     LockHeld,
+    /// A spin loop's turn read nothing new: the thread waits for a store
+    /// (the execution where it reads one is explored separately). If none
+    /// can come, the execution is a livelock.
+    Wait,
 }
 
 impl BlockReason {
@@ -225,6 +229,7 @@ impl BlockReason {
             BlockReason::Assume => "assume failed",
             BlockReason::Bound => "bound reached",
             BlockReason::LockHeld => "waiting for a lock",
+            BlockReason::Wait => "spinning: waits for a new value",
         }
     }
 }

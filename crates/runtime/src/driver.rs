@@ -253,7 +253,7 @@ impl FiberDriver {
                     if self.spin_is_idle(g, t, site) {
                         Pending::Act(
                             Action::Block {
-                                reason: BlockReason::Assume,
+                                reason: BlockReason::Wait,
                             },
                             site,
                         )

@@ -159,6 +159,11 @@ impl LocCell {
         let p = self.packed.load(Ordering::Relaxed);
         ((p >> 32) as u32 == generation).then_some(Loc(p as u32))
     }
+    /// Forgets the binding: the next use binds a new location (a C
+    /// program's stack slot reused by another thread).
+    pub fn unbind(&self) {
+        self.packed.store(0, Ordering::Relaxed);
+    }
     pub(crate) fn set(&self, generation: u32, loc: Loc) {
         self.packed.store(
             ((generation as u64) << 32) | loc.0 as u64,
@@ -693,6 +698,24 @@ pub fn wait_lock(cell: &LocCell, site: Site) {
 /// Starts a modelled thread; returns its number.
 pub fn spawn(main: ThreadMain, site: Site) -> u32 {
     suspend(Request::Spawn { main, site }).val as u32
+}
+
+/// Waits for thread `child` to finish and takes its result.
+/// Waits for thread `child` to finish, leaving its result for another join
+/// (a C program's `pthread_join`, which keeps results itself); whether it
+/// finished without a panic. Its panic, if any, still fails the execution.
+pub fn join_wait(child: u32, site: Site) -> bool {
+    suspend(Request::Act {
+        action: Action::Join { child },
+        bind: None,
+        site,
+    });
+    with_shared(|s| {
+        s.results
+            .get(child as usize)
+            .and_then(|r| r.as_ref())
+            .is_some_and(|r| r.is_ok())
+    })
 }
 
 /// Waits for thread `child` to finish and takes its result.

@@ -498,7 +498,9 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                     lock_waits.push((t, holder, wait));
                 }
             }
-            BlockReason::Assume => {
+            // A failed assumption is not a bug: the execution is cut.
+            BlockReason::Assume => {}
+            BlockReason::Wait => {
                 // The loads of the spin loop's last turn.
                 let mut i = len;
                 while i > 0 {

@@ -1,0 +1,352 @@
+//! Building and running C test programs against the runtime.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `../shared/genmc-tests` (or `$C11CHECK_GENMC_TESTS`); panics loudly when
+/// it is missing.
+pub fn genmc_tests() -> PathBuf {
+    let dir = std::env::var_os("C11CHECK_GENMC_TESTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/genmc-tests")
+        });
+    assert!(
+        dir.join("correct").is_dir(),
+        "GenMC's test programs are missing: expected them at {} (set C11CHECK_GENMC_TESTS)",
+        dir.display()
+    );
+    dir
+}
+
+/// The directory holding `libc11check_rt.so` (built with this test).
+pub fn runtime_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    assert!(
+        dir.join("libc11check_rt.so").is_file(),
+        "libc11check_rt.so is not in {}",
+        dir.display()
+    );
+    dir
+}
+
+/// The compiler the tests use: `$C11CHECK_TEST_CC`, else `cc`.
+pub fn compiler() -> String {
+    std::env::var("C11CHECK_TEST_CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// The compatibility headers (`genmc.h`).
+pub fn include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
+}
+
+/// One program to build and run.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// `litmus/MP/mp0.c` plus the flags, for the table.
+    pub name: String,
+    pub source: PathBuf,
+    pub cflags: Vec<String>,
+    /// GenMC's flags for this configuration.
+    pub genmc_flags: String,
+    /// GenMC's execution count (RC11, `wb`: modification orders no read
+    /// observes are not told apart, as c11check does), when it has one.
+    pub expected: Option<u64>,
+    /// GenMC's count with every modification order told apart (`mo`).
+    pub expected_mo: Option<u64>,
+    /// GenMC bounded the program's loops (`-unroll`), so counts differ.
+    pub loops: bool,
+    /// For a `wrong` test: the error GenMC reports.
+    pub expected_error: Option<String>,
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok()
+}
+
+fn variants(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("variants"))
+        .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|e| e == "c"));
+    v.sort();
+    v
+}
+
+/// `args.rc11.mo.in`'s configurations: (GenMC flags, compiler flags).
+fn configurations(dir: &Path) -> Vec<(String, Vec<String>)> {
+    match read(&dir.join("args.rc11.mo.in")) {
+        None => vec![(String::new(), Vec::new())],
+        Some(text) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let (g, c) = l.split_once('|').unwrap_or((l, ""));
+                (
+                    g.trim().to_string(),
+                    c.split_whitespace().map(String::from).collect(),
+                )
+            })
+            .collect(),
+    }
+}
+
+impl Case {
+    /// The `correct/<category>` cases, one per variant and configuration.
+    pub fn correct(root: &Path, category: &str) -> Vec<Case> {
+        let only = std::env::var("C11CHECK_GENMC_ONLY").ok();
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("correct").join(category))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        let mut out = Vec::new();
+        for dir in dirs {
+            let vs = variants(&dir);
+            let configs = configurations(&dir);
+            let counts = |f: &str| -> Vec<u64> {
+                read(&dir.join(f))
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect()
+            };
+            let (expected, expected_mo) =
+                (counts("expected.rc11.wb.in"), counts("expected.rc11.mo.in"));
+            for (ci, (gflags, cflags)) in configs.iter().enumerate() {
+                for (vi, v) in vs.iter().enumerate() {
+                    let name = format!(
+                        "{category}/{}/{}{}",
+                        dir.file_name().unwrap().to_string_lossy(),
+                        v.file_name().unwrap().to_string_lossy(),
+                        if cflags.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {}", cflags.join(" "))
+                        }
+                    );
+                    if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+                        continue;
+                    }
+                    out.push(Case {
+                        name,
+                        source: v.clone(),
+                        cflags: cflags.clone(),
+                        genmc_flags: gflags.clone(),
+                        expected: expected.get(ci * vs.len() + vi).copied(),
+                        expected_mo: expected_mo.get(ci * vs.len() + vi).copied(),
+                        loops: gflags.contains("-unroll"),
+                        expected_error: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What a run gave.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Pass {
+        executions: u64,
+    },
+    /// The report's first line (`c11check found a data race in execution 2:`) and the next.
+    Bug {
+        title: String,
+        message: String,
+    },
+    CompileError(String),
+    Timeout,
+    /// Anything else (a crash, an unreadable verdict): status and output.
+    Other(String),
+}
+
+pub struct Run {
+    pub case: Case,
+    pub outcome: Outcome,
+    pub secs: f64,
+}
+
+/// Builds `case` into `out` (an executable); the compiler's complaint if it fails.
+pub fn build(case: &Case, out: &Path) -> Result<(), String> {
+    let cc = compiler();
+    let obj = out.with_extension("o");
+    let o = Command::new(&cc)
+        .args(["-fsanitize=thread", "-g", "-O1", "-w", "-c"])
+        .arg("-I")
+        .arg(include_dir())
+        .args(&case.cflags)
+        .arg(&case.source)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .map_err(|e| format!("{cc}: {e}"))?;
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" / "));
+    }
+    let dir = runtime_dir();
+    let o = Command::new(&cc)
+        .arg(&obj)
+        .arg("-o")
+        .arg(out)
+        .arg(format!("-L{}", dir.display()))
+        .args(["-Wl,--no-as-needed", "-lc11check_rt"])
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .args(["-pthread", "-ldl"])
+        .output()
+        .map_err(|e| format!("{cc}: {e}"))?;
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" / "));
+    }
+    Ok(())
+}
+
+/// Runs a built program with `env`, killing it after `timeout`.
+pub fn run_program(exe: &Path, env: &[(&str, &str)], timeout: Duration) -> Outcome {
+    let mut child = match Command::new(exe)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => return Outcome::Other(e.to_string()),
+    };
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut { stderr }, &mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            break Some(s);
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let err = reader.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Outcome::Timeout;
+    };
+    if let Some(line) = err
+        .lines()
+        .find(|l| l.starts_with("c11check: no bug found in "))
+    {
+        let n = line["c11check: no bug found in ".len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.parse().ok());
+        if let (Some(n), Some(0)) = (n, status.code()) {
+            return Outcome::Pass { executions: n };
+        }
+    }
+    let mut lines = err
+        .lines()
+        .skip_while(|l| !l.starts_with("c11check found a "));
+    if let (Some(title), Some(1)) = (lines.next(), status.code()) {
+        return Outcome::Bug {
+            title: title.to_string(),
+            message: lines.next().unwrap_or("").trim().to_string(),
+        };
+    }
+    Outcome::Other(format!(
+        "status {status}: {}",
+        err.lines().rev().take(4).collect::<Vec<_>>().join(" / ")
+    ))
+}
+
+/// Builds and runs every case (two at a time), printing a table.
+pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
+    let timeout = Duration::from_secs_f64(
+        std::env::var("C11CHECK_GENMC_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60.0),
+    );
+    let scratch = std::env::temp_dir().join(format!("c11check-genmc-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Run>>> = Mutex::new((0..cases.len()).map(|_| None).collect());
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let exe = scratch.join(format!("t{i}"));
+                let start = Instant::now();
+                let outcome = match build(case, &exe) {
+                    Err(e) => Outcome::CompileError(e),
+                    Ok(()) => run_program(&exe, &[("C11CHECK_MODEL", "rc11")], timeout),
+                };
+                results.lock().unwrap()[i] = Some(Run {
+                    case: case.clone(),
+                    outcome,
+                    secs: start.elapsed().as_secs_f64(),
+                });
+            });
+        }
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    let runs: Vec<Run> = results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    println!(
+        "{:<60} {:>10} {:>10} {:>10} {:>8}  verdict",
+        "program", "GenMC mo", "GenMC wb", "c11check", "secs"
+    );
+    for r in &runs {
+        let exp = r.case.expected.map_or("-".to_string(), |e| e.to_string());
+        let mo = r
+            .case
+            .expected_mo
+            .map_or("-".to_string(), |e| e.to_string());
+        let (ours, verdict) = match &r.outcome {
+            Outcome::Pass { executions } => (
+                executions.to_string(),
+                match r.case.expected {
+                    Some(e) if e == *executions => "same".to_string(),
+                    Some(_) if r.case.loops => format!("differs (GenMC: {})", r.case.genmc_flags),
+                    Some(_) => "MISMATCH".to_string(),
+                    None => "pass".to_string(),
+                },
+            ),
+            Outcome::Bug { title, message } => ("-".into(), format!("{title} {message}")),
+            Outcome::CompileError(e) => ("-".into(), format!("compile error: {e}")),
+            Outcome::Timeout => ("-".into(), "timeout".into()),
+            Outcome::Other(e) => ("-".into(), e.clone()),
+        };
+        println!(
+            "{:<60} {:>10} {:>10} {:>10} {:>8.2}  {verdict}",
+            r.case.name, mo, exp, ours, r.secs
+        );
+    }
+    runs
+}

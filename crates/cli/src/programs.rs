@@ -1,0 +1,297 @@
+//! `c11check cc`/`c11check c++` (a compiler wrapper) and `c11check run`
+//! (checks a program built with it).
+//!
+//! A program is built with `-fsanitize=thread -g` and linked against
+//! `libc11check_rt.so` instead of libtsan; run, it explores itself (see
+//! the `c11check-c-runtime` crate) under the settings of the `C11CHECK_*`
+//! variables, which `c11check run` sets from its options.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// The runtime library's file name.
+const RUNTIME: &str = "libc11check_rt.so";
+
+/// The directory holding the runtime library: `$C11CHECK_RUNTIME_DIR`, or
+/// next to this executable (a cargo build puts both in `target/<profile>`),
+/// or `../lib` from it.
+pub fn runtime_dir() -> Result<PathBuf, String> {
+    if let Some(d) = std::env::var_os("C11CHECK_RUNTIME_DIR") {
+        let d = PathBuf::from(d);
+        return if d.join(RUNTIME).is_file() {
+            Ok(d)
+        } else {
+            Err(format!(
+                "C11CHECK_RUNTIME_DIR={} has no {RUNTIME}",
+                d.display()
+            ))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let here = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    // Test binaries live one level down, in `deps/`.
+    for d in [here.clone(), here.join("../lib"), here.join("..")] {
+        if d.join(RUNTIME).is_file() {
+            return Ok(d.canonicalize().unwrap_or(d));
+        }
+    }
+    Err(format!(
+        "cannot find {RUNTIME} next to {} (build it with `cargo build --release -p c11check-c-runtime`, or set C11CHECK_RUNTIME_DIR)",
+        exe.display()
+    ))
+}
+
+/// The compiler to run for `c11check cc` (`c++`: `cxx`): `$C11CHECK_CC`
+/// (`$C11CHECK_CXX`), else the first of `cc`, `gcc`, `clang` (`c++`, `g++`,
+/// `clang++`) on the PATH.
+fn compiler(cxx: bool) -> Result<OsString, String> {
+    let var = if cxx { "C11CHECK_CXX" } else { "C11CHECK_CC" };
+    if let Some(c) = std::env::var_os(var) {
+        return Ok(c);
+    }
+    let names: &[&str] = if cxx {
+        &["c++", "g++", "clang++"]
+    } else {
+        &["cc", "gcc", "clang"]
+    };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for n in names {
+        if std::env::split_paths(&path).any(|d| d.join(n).is_file()) {
+            return Ok(n.into());
+        }
+    }
+    Err(format!(
+        "no C{} compiler found (tried {}; set {var})",
+        if cxx { "++" } else { "" },
+        names.join(", ")
+    ))
+}
+
+fn is_source(a: &str) -> bool {
+    [".c", ".cc", ".cpp", ".cxx", ".C", ".c++", ".i", ".ii"]
+        .iter()
+        .any(|e| a.ends_with(e))
+        && !a.starts_with('-')
+}
+
+/// Options that matter only when linking (left out when compiling a
+/// source on its own).
+fn link_only(a: &str) -> bool {
+    a.starts_with("-l") || a.starts_with("-L") || a.starts_with("-Wl,") || a == "-static"
+}
+
+fn run(cmd: &mut Command) -> Result<(), ExitCode> {
+    match cmd.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(ExitCode::from(s.code().unwrap_or(1).clamp(1, 255) as u8)),
+        Err(e) => {
+            eprintln!("c11check: cannot run {:?}: {e}", cmd.get_program());
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// `c11check cc ARGS...`: the compiler with `-fsanitize=thread -g` when
+/// compiling and the runtime when linking. In one command that compiles
+/// and links, each source is compiled on its own first (given
+/// `-fsanitize=thread`, the link would pull in libtsan).
+pub fn cc(args: Vec<String>, cxx: bool) -> ExitCode {
+    let cc = match compiler(cxx) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("c11check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let instrument = ["-fsanitize=thread", "-g"];
+    let compile_only = args
+        .iter()
+        .any(|a| a == "-c" || a == "-S" || a == "-E" || a == "-M" || a == "-MM");
+    if compile_only {
+        return match run(Command::new(&cc).args(instrument).args(&args)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(c) => c,
+        };
+    }
+    let dir = match runtime_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("c11check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Compile the sources to objects in a scratch directory.
+    let scratch = std::env::temp_dir().join(format!("c11check-cc-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&scratch) {
+        eprintln!("c11check: cannot make {}: {e}", scratch.display());
+        return ExitCode::from(2);
+    }
+    let mut compile_flags: Vec<&String> = Vec::new();
+    let mut skip_next = false;
+    for a in &args {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if a == "-o" {
+            skip_next = true;
+            continue;
+        }
+        if is_source(a)
+            || link_only(a)
+            || a.ends_with(".o")
+            || a.ends_with(".a")
+            || a.ends_with(".so")
+        {
+            continue;
+        }
+        compile_flags.push(a);
+    }
+    let mut link_args: Vec<OsString> = Vec::new();
+    let mut k = 0;
+    let result = (|| {
+        let mut skip = false;
+        for a in &args {
+            if skip {
+                skip = false;
+                link_args.push(a.into());
+                continue;
+            }
+            if a == "-o" {
+                skip = true;
+                link_args.push(a.into());
+                continue;
+            }
+            if is_source(a) {
+                k += 1;
+                let obj = scratch.join(format!("{k}.o"));
+                run(Command::new(&cc)
+                    .args(instrument)
+                    .args(&compile_flags)
+                    .arg("-c")
+                    .arg(a)
+                    .arg("-o")
+                    .arg(&obj))?;
+                link_args.push(obj.into());
+            } else {
+                link_args.push(a.into());
+            }
+        }
+        let mut dir_arg = OsString::from("-Wl,-rpath,");
+        dir_arg.push(&dir);
+        let mut l_arg = OsString::from("-L");
+        l_arg.push(&dir);
+        run(Command::new(&cc)
+            .args(&link_args)
+            .arg(l_arg)
+            .arg("-Wl,--no-as-needed")
+            .arg("-lc11check_rt")
+            .arg(dir_arg)
+            .args(["-pthread", "-ldl"]))
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(c) => c,
+    }
+}
+
+/// `c11check run`'s options.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Run this many random executions (the live engine) instead of all of them.
+    #[arg(long, value_name = "N")]
+    random: Option<u64>,
+    /// Seed of a random run.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Schedule random executions with PCT of this depth.
+    #[arg(long, value_name = "D")]
+    pct: Option<u32>,
+    /// Memory model: cpp20 (default), rc11 or sc.
+    #[arg(long)]
+    model: Option<String>,
+    /// Stop after this many executions.
+    #[arg(long)]
+    max_executions: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Re-run only the execution of this replay string (from a report).
+    #[arg(long)]
+    replay: Option<String>,
+    /// Print the verdict as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// The program and its arguments.
+    #[arg(required = true, last = true)]
+    program: Vec<OsString>,
+}
+
+/// `c11check run [OPTIONS] -- PROGRAM ARGS...`: runs the program with the
+/// options as `C11CHECK_*` variables; its exit status is ours (0: no bug,
+/// 1: a bug, 2: a usage error).
+pub fn run_program(a: RunArgs) -> ExitCode {
+    if let Some(m) = &a.model {
+        if c11check_model::Model::from_name(m).is_none() {
+            eprintln!("c11check: unknown model '{m}' (expected cpp20, rc11 or sc)");
+            return ExitCode::from(2);
+        }
+    }
+    let mut cmd = Command::new(&a.program[0]);
+    cmd.args(&a.program[1..]);
+    let mut set = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    };
+    set("C11CHECK_ITERATIONS", a.random.map(|n| n.to_string()));
+    set("C11CHECK_SEED", a.seed.map(|n| n.to_string()));
+    set("C11CHECK_PCT", a.pct.map(|n| n.to_string()));
+    set("C11CHECK_MODEL", a.model.clone());
+    set(
+        "C11CHECK_MAX_EXECUTIONS",
+        a.max_executions.map(|n| n.to_string()),
+    );
+    set("C11CHECK_MAX_DURATION", a.timeout.map(|n| n.to_string()));
+    set("C11CHECK_REPLAY", a.replay.clone());
+    set("C11CHECK_JSON", a.json.then(|| "1".to_string()));
+    if a.pct.is_some() && a.random.is_none() {
+        cmd.env("C11CHECK_ITERATIONS", "1000");
+    }
+    // The runtime writes to this file when it takes over `main`: a program
+    // not built with `c11check cc` would otherwise "pass" unchecked.
+    let marker = std::env::temp_dir().join(format!("c11check-run-{}", std::process::id()));
+    let _ = std::fs::remove_file(&marker);
+    cmd.env("C11CHECK_STARTED_FILE", &marker);
+    let status = cmd.status();
+    let started = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+    if status.is_ok() && !started {
+        eprintln!(
+            "c11check: {} ran without c11check's runtime: build it with `c11check cc` (or `c11check c++`)",
+            a.program[0].to_string_lossy()
+        );
+        return ExitCode::from(2);
+    }
+    match status {
+        Ok(s) => match s.code() {
+            Some(c) => ExitCode::from(c.clamp(0, 255) as u8),
+            None => {
+                eprintln!(
+                    "c11check: {} was killed by a signal ({s}); was it built with `c11check cc`?",
+                    a.program[0].to_string_lossy()
+                );
+                ExitCode::from(1)
+            }
+        },
+        Err(e) => {
+            eprintln!(
+                "c11check: cannot run {}: {e}",
+                a.program[0].to_string_lossy()
+            );
+            ExitCode::from(2)
+        }
+    }
+}
