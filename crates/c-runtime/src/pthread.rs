@@ -122,7 +122,7 @@ extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usiz
     if thread as u32 == me {
         return libc::EDEADLK;
     }
-    if thread as u64 >= THREADS_SPAWNED.with(|n| n.get()) as u64 {
+    if thread >= THREADS_SPAWNED.with(|n| n.get()) as libc::pthread_t {
         return libc::ESRCH;
     }
     // A thread may be joined more than once (POSIX leaves it undefined;
