@@ -45,6 +45,7 @@ pub mod pthread;
 pub mod snapshot;
 pub mod start;
 pub mod symbols;
+pub mod tls;
 pub mod tsan;
 
 /// The runtime's own allocations go straight to glibc's allocator, never

@@ -144,6 +144,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     }
     c11check_runtime::set_pc_resolver(crate::symbols::describe);
     crate::heap::init();
+    crate::tls::init();
     let snapshot = Arc::new(crate::snapshot::Snapshot::take());
     let cfg = config();
     let _ = MAIN_CALL.set((main as usize, argc, argv as usize, envp as usize));
@@ -154,6 +155,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             crate::heap::reset();
             crate::memory::reset();
             crate::pthread::reset();
+            crate::tls::reset();
             // A `pthread_exit` or `exit` in `main` ends it like a return.
             crate::pthread::run_thread(call_main, 0);
         })

@@ -43,26 +43,33 @@ pub extern "C" fn __tsan_vptr_read(_p: *mut usize) {}
 
 // ---- plain accesses -------------------------------------------------------
 
+/// Whether an access to `addr` is an event: made by a modelled thread, and
+/// not to its thread-local storage.
+#[inline]
+fn shared(addr: usize) -> bool {
+    modelled() && !crate::tls::contains(addr)
+}
+
 extern "C" fn read_impl<const N: usize>(addr: usize, pc: usize) {
-    if modelled() {
+    if shared(addr) {
         memory::plain_read(addr, N, site(pc));
     }
 }
 
 extern "C" fn write_impl<const N: usize>(addr: usize, pc: usize) {
-    if modelled() {
+    if shared(addr) {
         memory::plain_write(addr, N, site(pc));
     }
 }
 
 extern "C" fn read_range_impl(addr: usize, size: usize, pc: usize) {
-    if modelled() && size > 0 {
+    if shared(addr) && size > 0 {
         memory::plain_read(addr, size.min(8), site(pc));
     }
 }
 
 extern "C" fn write_range_impl(addr: usize, size: usize, pc: usize) {
-    if modelled() && size > 0 {
+    if shared(addr) && size > 0 {
         memory::plain_write(addr, size.min(8), site(pc));
     }
 }
@@ -157,7 +164,7 @@ fn mask(size: usize, v: u64) -> u64 {
 }
 
 fn load_any(addr: usize, size: usize, mo: i32, pc: usize) -> u64 {
-    if modelled() {
+    if shared(addr) {
         memory::load(addr, size, mo, site(pc)) as u64
     } else {
         // SAFETY: the program passes an atomic object.
@@ -166,7 +173,7 @@ fn load_any(addr: usize, size: usize, mo: i32, pc: usize) -> u64 {
 }
 
 fn store_any(addr: usize, size: usize, v: u64, mo: i32, pc: usize) {
-    if modelled() {
+    if shared(addr) {
         memory::store(addr, size, v as Value, mo, site(pc));
     } else {
         // SAFETY: the program passes an atomic object.
@@ -175,7 +182,7 @@ fn store_any(addr: usize, size: usize, v: u64, mo: i32, pc: usize) {
 }
 
 fn rmw_any(addr: usize, size: usize, op: RmwOp, v: u64, mo: i32, pc: usize) -> u64 {
-    if modelled() {
+    if shared(addr) {
         memory::rmw(addr, size, op, v as Value, mo, site(pc)) as u64
     } else {
         // SAFETY: the program passes an atomic object.
@@ -197,7 +204,7 @@ fn cas_any(
     weak: bool,
     pc: usize,
 ) -> (bool, u64) {
-    if modelled() {
+    if shared(addr) {
         let (ok, v) = memory::cas(addr, size, (exp as Value, new as Value), mo, weak, site(pc));
         (ok, v as u64)
     } else {

@@ -65,6 +65,18 @@ impl From<&'static Location<'static>> for Site {
     }
 }
 
+/// Functions run when a modelled thread's fiber is entered and left (see
+/// [`set_fiber_hooks`]).
+pub(crate) static FIBER_HOOKS: std::sync::OnceLock<(fn(u32), fn(u32))> = std::sync::OnceLock::new();
+
+/// Sets functions run just before modelled thread `t`'s fiber runs and
+/// just after it stops: a runtime for compiled programs swaps each
+/// thread's thread-local storage in and out there (all fibers share one
+/// OS thread). Set once.
+pub fn set_fiber_hooks(enter: fn(u32), leave: fn(u32)) {
+    let _ = FIBER_HOOKS.set((enter, leave));
+}
+
 /// How [`Site::Pc`] sites are shown: set once by a runtime for compiled
 /// programs (which reads the program's debug information).
 static PC_RESOLVER: std::sync::OnceLock<fn(usize) -> String> = std::sync::OnceLock::new();

@@ -43,7 +43,14 @@ pub(crate) fn resume(
         size,
     };
     RUNNING.with(|r| r.set(Some(running)));
+    let hooks = crate::FIBER_HOOKS.get();
+    if let Some((enter, _)) = hooks {
+        enter(t);
+    }
     let res = f.resume(input);
+    if let Some((_, leave)) = hooks {
+        leave(t);
+    }
     RUNNING.with(|r| r.set(None));
     res
 }

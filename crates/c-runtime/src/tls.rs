@@ -1,0 +1,200 @@
+//! Each modelled thread's thread-local storage. All fibers run on one OS
+//! thread, so they share its TLS block: the program's `__thread`,
+//! `_Thread_local` and `thread_local` variables (the executable's TLS
+//! segment) and libc's `errno`. When a fiber stops, its values are saved;
+//! before it runs again they are put back. A new thread starts from the
+//! segment's initial image (`.tdata`, then zeros), as a new pthread does;
+//! `main` from the values it had when `main` was taken over.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// The TLS block's range (start, end): accesses there are each thread's
+/// own and are not events (see [`contains`]).
+static RANGE: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+
+/// Whether `addr` is in the executable's TLS block: a thread-local
+/// variable, which no other thread can reach by name. (A pointer to one
+/// handed to another thread reaches that thread's own copy here: such
+/// programs are not supported.)
+#[inline]
+pub fn contains(addr: usize) -> bool {
+    addr >= RANGE[0].load(Relaxed) && addr < RANGE[1].load(Relaxed)
+}
+
+/// Where the executable's TLS block is in this OS thread, and its image.
+struct Block {
+    addr: usize,
+    /// The initial contents of a new thread's block.
+    image: Vec<u8>,
+    /// `main`'s contents when exploration started.
+    main: Vec<u8>,
+}
+
+thread_local! {
+    static BLOCK: RefCell<Option<Block>> = const { RefCell::new(None) };
+    /// Per modelled thread: its saved block and `errno`, and whether they
+    /// were saved in this execution (the buffers are reused).
+    static SAVED: RefCell<Vec<(Vec<u8>, i32, bool)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Finds the executable's TLS segment; installs the fiber hooks.
+pub fn init() {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        out: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes a valid entry; `out` is our slot.
+        let (info, out) = unsafe { (&*info, &mut *(out as *mut Option<Block>)) };
+        // SAFETY: `dlpi_phdr` points to `dlpi_phnum` program headers.
+        let headers =
+            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+        for h in headers {
+            if h.p_type == libc::PT_TLS && !info.dlpi_tls_data.is_null() {
+                let base = info.dlpi_addr as usize;
+                let mut image = vec![0u8; h.p_memsz as usize];
+                // SAFETY: the segment's initialised part is mapped in the file image.
+                let init = unsafe {
+                    std::slice::from_raw_parts(
+                        (base + h.p_vaddr as usize) as *const u8,
+                        h.p_filesz as usize,
+                    )
+                };
+                image[..init.len()].copy_from_slice(init);
+                let addr = info.dlpi_tls_data as usize;
+                // SAFETY: this OS thread's block of the segment.
+                let main =
+                    unsafe { std::slice::from_raw_parts(addr as *const u8, h.p_memsz as usize) }
+                        .to_vec();
+                RANGE[0].store(addr, Relaxed);
+                RANGE[1].store(addr + h.p_memsz as usize, Relaxed);
+                *out = Some(Block { addr, image, main });
+            }
+        }
+        // The first entry is the executable.
+        1
+    }
+    let mut block: Option<Block> = None;
+    // SAFETY: the callback only reads the loader's entries.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut block as *mut _ as *mut libc::c_void) };
+    // Every module's static TLS (libc's `errno` among it) lies just below
+    // the thread pointer: the whole area is thread-local.
+    let tp = thread_pointer();
+    let size = static_tls_size();
+    if tp != 0 && size != 0 {
+        let lo = RANGE[0].load(Relaxed);
+        let lo = if lo == 0 {
+            tp - size
+        } else {
+            lo.min(tp - size)
+        };
+        RANGE[0].store(lo, Relaxed);
+        RANGE[1].store(RANGE[1].load(Relaxed).max(tp), Relaxed);
+    }
+    BLOCK.with(|b| *b.borrow_mut() = block);
+    c11check_runtime::set_fiber_hooks(enter, leave);
+}
+
+/// The thread pointer (`%fs:0` holds its own address on x86-64).
+fn thread_pointer() -> usize {
+    let tp: usize;
+    // SAFETY: reads the TCB's self pointer, which glibc always sets.
+    unsafe {
+        std::arch::asm!("mov {}, fs:0", out(reg) tp, options(nostack, readonly, preserves_flags))
+    };
+    tp
+}
+
+/// The size of the static TLS area (glibc's `_dl_get_tls_static_info`), or 0.
+fn static_tls_size() -> usize {
+    // SAFETY: looks the loader's function up by name.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_dl_get_tls_static_info".as_ptr()) };
+    if f.is_null() {
+        return 0;
+    }
+    let (mut size, mut align) = (0usize, 0usize);
+    // SAFETY: glibc's function of this type.
+    unsafe {
+        let f: unsafe extern "C" fn(*mut usize, *mut usize) = std::mem::transmute(f);
+        f(&mut size, &mut align);
+    }
+    size
+}
+
+/// A new execution: every thread starts afresh, and `main` (running now)
+/// gets the values it had when exploration started.
+pub fn reset() {
+    SAVED.with(|s| s.borrow_mut().iter_mut().for_each(|e| e.2 = false));
+    BLOCK.with(|b| {
+        if let Some(b) = b.borrow().as_ref() {
+            // SAFETY: this OS thread's TLS block of the executable.
+            unsafe {
+                std::ptr::copy_nonoverlapping(b.main.as_ptr(), b.addr as *mut u8, b.main.len())
+            };
+        }
+    });
+    // SAFETY: errno is this OS thread's.
+    unsafe { *errno() = 0 };
+}
+
+fn errno() -> *mut i32 {
+    // SAFETY: glibc's per-thread errno location.
+    unsafe { libc::__errno_location() }
+}
+
+/// Thread `t` is about to run: put its values in place.
+fn enter(t: u32) {
+    BLOCK.with(|b| {
+        let b = b.borrow();
+        SAVED.with(|s| {
+            let s = s.borrow();
+            let (bytes, err): (&[u8], i32) = match (s.get(t as usize), b.as_ref()) {
+                (Some((v, e, true)), _) => (v, *e),
+                (_, Some(b)) if t == 0 => (&b.main, 0),
+                (_, Some(b)) => (&b.image, 0),
+                (_, None) => (&[], 0),
+            };
+            if let Some(b) = b.as_ref() {
+                if bytes.len() == b.image.len() {
+                    // SAFETY: this OS thread's TLS block of the executable.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            bytes.as_ptr(),
+                            b.addr as *mut u8,
+                            bytes.len(),
+                        )
+                    };
+                }
+            }
+            // SAFETY: errno is this OS thread's.
+            unsafe { *errno() = err };
+        })
+    });
+}
+
+/// Thread `t` stopped: keep its values.
+fn leave(t: u32) {
+    // SAFETY: errno is this OS thread's.
+    let err = unsafe { *errno() };
+    BLOCK.with(|b| {
+        let b = b.borrow();
+        SAVED.with(|s| {
+            let mut s = s.borrow_mut();
+            let t = t as usize;
+            if s.len() <= t {
+                s.resize_with(t + 1, || (Vec::new(), 0, false));
+            }
+            let e = &mut s[t];
+            e.0.clear();
+            if let Some(b) = b.as_ref() {
+                // SAFETY: this OS thread's TLS block of the executable.
+                e.0.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(b.addr as *const u8, b.image.len())
+                });
+            }
+            e.1 = err;
+            e.2 = true;
+        })
+    });
+}
