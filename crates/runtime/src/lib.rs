@@ -67,13 +67,17 @@ impl From<&'static Location<'static>> for Site {
 
 /// Functions run when a modelled thread's fiber is entered and left (see
 /// [`set_fiber_hooks`]).
-pub(crate) static FIBER_HOOKS: std::sync::OnceLock<(fn(u32), fn(u32))> = std::sync::OnceLock::new();
+pub(crate) static FIBER_HOOKS: std::sync::OnceLock<(FiberHook, FiberHook)> =
+    std::sync::OnceLock::new();
+
+/// A function told a modelled thread's number.
+pub type FiberHook = fn(u32);
 
 /// Sets functions run just before modelled thread `t`'s fiber runs and
 /// just after it stops: a runtime for compiled programs swaps each
 /// thread's thread-local storage in and out there (all fibers share one
 /// OS thread). Set once.
-pub fn set_fiber_hooks(enter: fn(u32), leave: fn(u32)) {
+pub fn set_fiber_hooks(enter: FiberHook, leave: FiberHook) {
     let _ = FIBER_HOOKS.set((enter, leave));
 }
 
