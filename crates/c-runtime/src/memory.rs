@@ -65,6 +65,85 @@ thread_local! {
     static STACKS: RefCell<Vec<(usize, usize, Vec<usize>)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Loops that wait: C spin loops call nothing c11check could take as a
+/// hint, so the runtime marks them itself. The first instruction address a
+/// thread reaches again (within the last `LOOP_WINDOW` operations) is taken
+/// as the head of a loop; each time the thread is back there, the runtime
+/// is told it may be spinning (as at Rust's `spin_loop()`): if the turn
+/// just done only re-read, from the same stores, what the turn before read,
+/// the thread waits there for a new store instead of looping on.
+struct LoopTracker {
+    /// Addresses of the thread's recent operations.
+    recent: [usize; LOOP_WINDOW],
+    /// Operations done in this execution.
+    count: u64,
+    /// The loop head and when it was last reached.
+    head: Option<(usize, u64)>,
+}
+
+const LOOP_WINDOW: usize = 32;
+
+thread_local! {
+    static LOOPS: RefCell<Vec<LoopTracker>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether thread `t`'s operation at `pc` starts a new turn of a loop.
+fn loop_turn(t: usize, pc: usize) -> bool {
+    LOOPS.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.len() <= t {
+            l.resize_with(t + 1, || LoopTracker {
+                recent: [0; LOOP_WINDOW],
+                count: 0,
+                head: None,
+            });
+        }
+        let tr = &mut l[t];
+        tr.count += 1;
+        let now = tr.count;
+        let turn = match tr.head {
+            Some((h, _)) if h == pc => {
+                tr.head = Some((h, now));
+                true
+            }
+            // A loop left long ago: look for a new one.
+            Some((_, seen)) if now - seen > 4 * LOOP_WINDOW as u64 => {
+                tr.head = None;
+                false
+            }
+            Some(_) => false,
+            None => {
+                if tr.recent.contains(&pc) {
+                    tr.head = Some((pc, now));
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        tr.recent[(now as usize) % LOOP_WINDOW] = pc;
+        turn
+    })
+}
+
+/// Whether some thread went round a loop in some execution (the summary
+/// says so: execution counts of programs with loops depend on how loops
+/// are cut).
+pub static LOOPS_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Every operation of the program starts here: a pending plain write
+/// becomes an event, and a loop's turn is marked (see [`LoopTracker`]).
+pub fn begin(site: Site) {
+    flush_pending(site);
+    if let Site::Pc(pc) = site {
+        let t = c11check_runtime::current_thread() as usize;
+        if loop_turn(t, pc) {
+            LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+            c11check_runtime::spin_hint(site);
+        }
+    }
+}
+
 /// The fibers' stack size (from the settings).
 static STACK_SIZE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1 << 20);
 
@@ -221,12 +300,13 @@ pub fn flush_pending(site: Site) {
 /// Forgets announced writes (a new execution starts).
 pub fn reset() {
     PENDING.with(|p| p.borrow_mut().clear());
+    LOOPS.with(|l| l.borrow_mut().clear());
     STACKS.with(|s| s.borrow_mut().clear());
 }
 
 /// The program is about to write `size` bytes at `addr` without atomics.
 pub fn plain_write(addr: usize, size: usize, site: Site) {
-    flush_pending(site);
+    begin(site);
     let t = c11check_runtime::current_thread() as usize;
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
@@ -239,7 +319,7 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
 
 /// The program is about to read `size` bytes at `addr` without atomics.
 pub fn plain_read(addr: usize, size: usize, site: Site) {
-    flush_pending(site);
+    begin(site);
     let e = entry(addr);
     // SAFETY: entries are never removed; the program reads this memory.
     let (cell, init) = unsafe { (&(*e).cell, read_mem(addr, size)) };
@@ -269,7 +349,7 @@ pub fn atomic(
     stored: impl FnOnce(&c11check_runtime::Outcome) -> Option<Value>,
     site: Site,
 ) -> c11check_runtime::Outcome {
-    flush_pending(site);
+    begin(site);
     let e = entry(addr);
     // SAFETY: entries are never removed; the program accesses this memory.
     let (cell, init) = unsafe { (&(*e).cell, read_mem(addr, size)) };
@@ -378,7 +458,7 @@ pub fn cas(
 
 /// A fence.
 pub fn fence(mo: i32, site: Site) {
-    flush_pending(site);
+    begin(site);
     if mo != 0 {
         c11check_runtime::fence(order(mo), site);
     }

@@ -99,7 +99,7 @@ extern "C" fn create_impl(
         // SAFETY: the program's arguments, passed on.
         return unsafe { f(thread, attr, start, arg) };
     }
-    memory::flush_pending(Site::Pc(pc));
+    memory::begin(Site::Pc(pc));
     let arg = arg as usize;
     let main: c11check_runtime::ThreadMain =
         Box::new(move || Box::new(run_thread(start, arg)) as Box<dyn Any + Send>);
@@ -117,7 +117,7 @@ extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usiz
         // SAFETY: passed on.
         return unsafe { f(thread, ret) };
     }
-    memory::flush_pending(Site::Pc(pc));
+    memory::begin(Site::Pc(pc));
     let me = c11check_runtime::current_thread();
     if thread as u32 == me {
         return libc::EDEADLK;
@@ -216,7 +216,7 @@ fn set_holder(m: usize, t: u32, count: u32) {
 
 fn lock(m: *mut libc::pthread_mutex_t, try_only: bool, pc: usize) -> c_int {
     let site = Site::Pc(pc);
-    memory::flush_pending(site);
+    memory::begin(site);
     let me = c11check_runtime::current_thread();
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
@@ -274,7 +274,7 @@ extern "C" fn unlock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
         return unsafe { f(m) };
     }
     let site = Site::Pc(pc);
-    memory::flush_pending(site);
+    memory::begin(site);
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
         let me = c11check_runtime::current_thread();

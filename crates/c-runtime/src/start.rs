@@ -117,6 +117,7 @@ fn config() -> RunConfig {
         prune_window: setting("C11CHECK_PRUNE_WINDOW"),
         spurious_failures: std::env::var("C11CHECK_SPURIOUS_FAILURES")
             .map_or(true, |v| v.trim() != "0"),
+        report_races: std::env::var("C11CHECK_RACES").map_or(true, |v| v.trim() != "0"),
     }
 }
 
@@ -178,8 +179,13 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             } else {
                 ""
             };
+            let loops = if crate::memory::LOOPS_SEEN.load(Relaxed) {
+                "; it loops: a turn that only re-read what the turn before read was cut as a wait"
+            } else {
+                ""
+            };
             eprintln!(
-                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}",
+                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}",
                 s.executions,
                 s.blocked,
                 s.elapsed.as_secs_f64()

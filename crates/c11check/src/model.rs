@@ -239,6 +239,7 @@ impl Builder {
             park_loads: self.park_loads,
             prune_window: self.prune_window,
             spurious_failures: self.spurious_failures,
+            report_races: true,
         }
     }
 

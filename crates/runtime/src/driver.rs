@@ -4,7 +4,6 @@ use crate::report::{Failure, FailureKind};
 use crate::{install_shared, Outcome, Request, Shared, Site, ThreadMain};
 use c11check_explore::Driver;
 use c11check_model::{Action, BlockReason, EventId, ExecutionGraph, Loc};
-use corosensei::stack::DefaultStack;
 use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
@@ -73,7 +72,7 @@ pub struct FiberDriver {
     /// avoid them).
     used_locs: Vec<bool>,
     /// Fiber stacks of finished fibers, reused (allocating one is a syscall).
-    stacks: Vec<DefaultStack>,
+    stacks: crate::fiber::StackPool,
 }
 
 impl FiberDriver {
@@ -86,7 +85,7 @@ impl FiberDriver {
             bodies: Vec::new(),
             shared: Rc::new(RefCell::new(Shared::default())),
             used_locs: Vec::new(),
-            stacks: Vec::new(),
+            stacks: Default::default(),
         }
     }
 
@@ -140,9 +139,9 @@ impl FiberDriver {
     }
 
     fn teardown(&mut self) {
-        for slot in &mut self.slots {
+        for (t, slot) in self.slots.iter_mut().enumerate() {
             if let Some(f) = slot.fiber.take() {
-                retire(f, &mut self.stacks);
+                retire(f, t, &mut self.stacks);
             }
         }
         // Thread bodies that never ran, pending spawns and thread results hold
@@ -244,7 +243,7 @@ impl FiberDriver {
             let pending = match res {
                 CoroutineResult::Return(()) => {
                     if let Some(f) = self.slot(t).fiber.take() {
-                        self.stacks.push(f.into_stack());
+                        self.stacks.put(t as usize, f.into_stack());
                     }
                     Pending::Finished
                 }

@@ -10,6 +10,29 @@ use std::rc::Rc;
 
 pub(crate) type Fiber = Coroutine<Outcome, Request, (), DefaultStack>;
 
+/// Fiber stacks kept for reuse (making one is a syscall), one per thread
+/// number: thread `t` runs on the same stack in every execution, so the
+/// addresses of its locals are the same (a compiled program may store
+/// them in atomics, and a replay must see the same values).
+#[derive(Default)]
+pub(crate) struct StackPool {
+    by_thread: Vec<Option<DefaultStack>>,
+}
+
+impl StackPool {
+    /// Thread `t`'s stack, if one was kept.
+    fn take(&mut self, t: usize) -> Option<DefaultStack> {
+        self.by_thread.get_mut(t).and_then(Option::take)
+    }
+    /// Keeps thread `t`'s stack for its next run.
+    pub(crate) fn put(&mut self, t: usize, s: DefaultStack) {
+        if self.by_thread.len() <= t {
+            self.by_thread.resize_with(t + 1, || None);
+        }
+        self.by_thread[t] = Some(s);
+    }
+}
+
 /// A fiber running `body` as modelled thread `t`, on a pooled stack (making
 /// one is a syscall) or a new one of `stack_size` bytes. The thread's
 /// result, or its panic, ends up in `shared`.
@@ -17,11 +40,11 @@ pub(crate) fn new_fiber(
     shared: &Rc<RefCell<Shared>>,
     t: usize,
     body: ThreadMain,
-    stacks: &mut Vec<DefaultStack>,
+    stacks: &mut StackPool,
     stack_size: usize,
 ) -> Fiber {
     crate::overflow::install();
-    let stack = stacks.pop().unwrap_or_else(|| {
+    let stack = stacks.take(t).unwrap_or_else(|| {
         DefaultStack::new(stack_size).expect("c11check: cannot allocate a fiber stack")
     });
     let shared = shared.clone();
@@ -50,7 +73,7 @@ pub(crate) fn new_fiber(
 
 /// Gives a fiber's stack back to the pool; a fiber suspended mid-thread is
 /// reset first.
-pub(crate) fn retire(mut f: Fiber, stacks: &mut Vec<DefaultStack>) {
+pub(crate) fn retire(mut f: Fiber, t: usize, stacks: &mut StackPool) {
     if f.started() && !f.done() {
         // SAFETY: the fiber is suspended inside user code that must never run
         // again (its execution is over). Resetting leaks the objects on its
@@ -58,7 +81,7 @@ pub(crate) fn retire(mut f: Fiber, stacks: &mut Vec<DefaultStack>) {
         // back into the model.
         unsafe { f.force_reset() };
     }
-    stacks.push(f.into_stack());
+    stacks.put(t, f.into_stack());
 }
 
 /// Forgets the yielders and thread results of an abandoned execution: they

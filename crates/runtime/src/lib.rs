@@ -232,6 +232,8 @@ pub(crate) struct Shared {
     /// The program's weak compare-exchanges are issued as strong ones
     /// (`RunConfig::spurious_failures` off).
     pub strong_cas: bool,
+    /// Data races are not reported (`RunConfig::report_races` off).
+    pub ignore_races: bool,
     /// Per location of this execution: the address of the cell it was bound
     /// through and what that cell says of its object (for reports).
     pub bound: Vec<Option<(usize, Option<Made>)>>,

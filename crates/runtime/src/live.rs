@@ -12,7 +12,6 @@ use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_explore::Stats;
 use c11check_model::live::{LiveMemory, ReadFrom};
 use c11check_model::{Action, BlockReason, Model};
-use corosensei::stack::DefaultStack;
 use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
@@ -150,7 +149,7 @@ struct Execution<'a> {
     /// What the scheduler knows of each location (lock waits and parked
     /// loads go on after a new store).
     stores: Vec<LocSched>,
-    stacks: &'a mut Vec<DefaultStack>,
+    stacks: &'a mut crate::fiber::StackPool,
     ops: u64,
     pct: Option<Pct>,
     /// The last operations, for the report: a live execution keeps no graph.
@@ -273,7 +272,7 @@ impl<'a> Execution<'a> {
         let pending = match res {
             CoroutineResult::Return(()) => {
                 if let Some(f) = self.threads[t].fiber.take() {
-                    self.stacks.push(f.into_stack());
+                    self.stacks.put(t, f.into_stack());
                 }
                 Pending::Finished
             }
@@ -661,7 +660,7 @@ impl<'a> Execution<'a> {
                 }
                 seq = Some(self.mem.last_seq(tid));
                 read_from = p.read_from;
-                if let Some(other) = p.race {
+                if let Some(other) = p.race.filter(|_| !self.shared.borrow().ignore_races) {
                     return Some(race_failure(
                         tid,
                         other,
@@ -817,9 +816,9 @@ impl<'a> Execution<'a> {
     }
 
     fn teardown(&mut self) {
-        for th in &mut self.threads {
+        for (t, th) in self.threads.iter_mut().enumerate() {
             if let Some(f) = th.fiber.take() {
-                retire(f, self.stacks);
+                retire(f, t, self.stacks);
             }
             if let Some(Pending::Spawn(main)) = th.pending.take() {
                 std::mem::forget(main);
@@ -875,7 +874,7 @@ pub(crate) fn run_live(
     let _watchdog = crate::watchdog::watch();
     let start = Instant::now();
     let mut last_progress = Instant::now();
-    let mut stacks = Vec::new();
+    let mut stacks = crate::fiber::StackPool::default();
     let mut stats = Stats::default();
     // A replay string: `l1:<seed>` (uniform, loads park), `l1:<seed>:uniform`
     // (loads do not park) or `l1:<seed>:<pct depth>:<pct steps>`, each
@@ -895,6 +894,7 @@ pub(crate) fn run_live(
         }
     }
     shared.borrow_mut().strong_cas = strong_cas;
+    shared.borrow_mut().ignore_races = !cfg.report_races;
     let mut expected_steps = 100u64;
     if let Some(r) = &replay {
         park_loads = r.len() == 1;
@@ -1207,7 +1207,7 @@ fn run_iteration(
     main: &Arc<dyn Fn() + Send + Sync>,
     cfg: &RunConfig,
     shared: &Rc<RefCell<Shared>>,
-    stacks: &mut Vec<DefaultStack>,
+    stacks: &mut crate::fiber::StackPool,
     (s, pct_depth, steps_now, park_loads): (u64, Option<u32>, u64, bool),
     cap: usize,
 ) -> Iteration {

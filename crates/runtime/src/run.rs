@@ -49,6 +49,9 @@ pub struct RunConfig {
     /// (off: the facade issues them as strong ones, see
     /// [`crate::weak_cas_may_fail`]).
     pub spurious_failures: bool,
+    /// Whether data races are reported (GenMC's `-disable-race-detection`
+    /// turns it off for programs whose races are intended).
+    pub report_races: bool,
 }
 
 impl Default for RunConfig {
@@ -65,6 +68,7 @@ impl Default for RunConfig {
             park_loads: true,
             prune_window: None,
             spurious_failures: true,
+            report_races: true,
         }
     }
 }
@@ -100,6 +104,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     let _watchdog = crate::watchdog::watch();
     let mut driver = FiberDriver::new(main, cfg.runtime.clone());
     driver.shared.borrow_mut().strong_cas = !cfg.spurious_failures;
+    driver.shared.borrow_mut().ignore_races = !cfg.report_races;
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
@@ -234,7 +239,12 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
             threads,
         });
     }
-    if let Some((a, b)) = ex.analysis.races().into_iter().next() {
+    let races = if state.0.borrow().ignore_races {
+        Vec::new()
+    } else {
+        ex.analysis.races()
+    };
+    if let Some((a, b)) = races.into_iter().next() {
         let site = |id: EventId| {
             state
                 .site(id)
