@@ -77,10 +77,17 @@ fn in_arena(p: usize) -> bool {
     base != 0 && (base..base + THREADS * ARENA).contains(&p)
 }
 
+/// Whether the call with return address `pc` comes from the program's own
+/// code (not libc's or the runtime's).
+#[inline]
+pub fn from_program(pc: usize) -> bool {
+    (TEXT[0].load(Relaxed)..TEXT[1].load(Relaxed)).contains(&pc)
+}
+
 /// Whether a call with return address `pc` is the program's own, made in a
 /// modelled thread that has an arena.
 fn programs(pc: usize) -> bool {
-    (TEXT[0].load(Relaxed)..TEXT[1].load(Relaxed)).contains(&pc)
+    from_program(pc)
         && BASE.load(Relaxed) != 0
         && modelled()
         && (c11check_runtime::current_thread() as usize) < THREADS

@@ -39,6 +39,7 @@ macro_rules! with_pc {
     };
 }
 
+pub mod bytes;
 pub mod heap;
 pub mod memory;
 pub mod pthread;

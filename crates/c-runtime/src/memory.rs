@@ -9,11 +9,10 @@
 //!   event at the thread's next operation, when memory holds it (no other
 //!   thread runs in between: threads switch only inside operations).
 //! - A plain read is an event (for race detection and for the reads-from
-//!   choices); the value the program reads is the one in memory, which in a
-//!   race-free execution is the one the model chose. Where the location
-//!   was also used atomically in this execution, memory is set to the
-//!   model's value first (an atomic store may be later in modification
-//!   order than one that ran after it).
+//!   choices); memory is set to the value the model chose before the
+//!   program reads it.
+//! - `memset`, `memcpy` and `memmove` called by the program are plain
+//!   stores to the locations in use that they overwrite ([`store_range`]).
 //!
 //! Locations are keyed by the access's first byte: accesses of different
 //! sizes or overlapping at other addresses are not related (as in GenMC,
@@ -27,8 +26,23 @@ use std::collections::HashMap;
 /// What the runtime keeps per address.
 struct Entry {
     cell: LocCell,
-    /// The execution generation in which an atomic operation used it.
-    atomic_in: u32,
+    /// The size of the access that made it (1, 2, 4 or 8 bytes).
+    size: u8,
+    /// What memory held at this address when the runtime last wrote or
+    /// read it in execution `.0`: if memory holds something else when the
+    /// program next reads it, a store the instrumentation did not report
+    /// happened in between (gcc expands a small `memset` into plain moves).
+    shadow: std::cell::Cell<(u32, Value)>,
+}
+
+impl Entry {
+    fn set_shadow(&self, v: Value) {
+        self.shadow.set((c11check_runtime::generation(), v));
+    }
+    fn shadow(&self) -> Option<Value> {
+        let (g, v) = self.shadow.get();
+        (g == c11check_runtime::generation()).then_some(v)
+    }
 }
 
 /// A hasher for addresses (std's SipHash is several times slower here).
@@ -79,6 +93,24 @@ struct LoopTracker {
     count: u64,
     /// The loop head and when it was last reached.
     head: Option<(usize, u64)>,
+    /// Whether the current turn started or joined a thread (a loop that
+    /// makes threads is not a retry loop).
+    turn_made_threads: bool,
+}
+
+/// Whether some thread went round a loop that makes no threads (a retry
+/// or wait loop) in some execution: the summary says so, since the
+/// execution count of such a program depends on how loops are cut.
+pub static LOOPS_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The current thread starts or joins a thread.
+pub fn note_thread_op() {
+    let t = c11check_runtime::current_thread() as usize;
+    LOOPS.with(|l| {
+        if let Some(tr) = l.borrow_mut().get_mut(t) {
+            tr.turn_made_threads = true;
+        }
+    });
 }
 
 const LOOP_WINDOW: usize = 32;
@@ -96,6 +128,7 @@ fn loop_turn(t: usize, pc: usize) -> bool {
                 recent: [0; LOOP_WINDOW],
                 count: 0,
                 head: None,
+                turn_made_threads: false,
             });
         }
         let tr = &mut l[t];
@@ -122,14 +155,15 @@ fn loop_turn(t: usize, pc: usize) -> bool {
             }
         };
         tr.recent[(now as usize) % LOOP_WINDOW] = pc;
+        if turn {
+            if !tr.turn_made_threads {
+                LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            tr.turn_made_threads = false;
+        }
         turn
     })
 }
-
-/// Whether some thread went round a loop in some execution (the summary
-/// says so: execution counts of programs with loops depend on how loops
-/// are cut).
-pub static LOOPS_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Every operation of the program starts here: a pending plain write
 /// becomes an event, and a loop's turn is marked (see [`LoopTracker`]).
@@ -138,7 +172,6 @@ pub fn begin(site: Site) {
     if let Site::Pc(pc) = site {
         let t = c11check_runtime::current_thread() as usize;
         if loop_turn(t, pc) {
-            LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
             c11check_runtime::spin_hint(site);
         }
     }
@@ -205,13 +238,14 @@ fn note_if_on_stack(addr: usize) {
 }
 
 /// The cell of the location at `addr` (made on first use).
-fn entry(addr: usize) -> *const Entry {
+fn entry(addr: usize, size: usize) -> *const Entry {
     let e = TABLE.with(|t| {
         let mut t = t.borrow_mut();
         let e = t.entry(addr).or_insert_with(|| {
             Box::new(Entry {
                 cell: LocCell::new(),
-                atomic_in: 0,
+                size: size.min(8) as u8,
+                shadow: std::cell::Cell::new((0, 0)),
             })
         });
         &**e as *const Entry
@@ -256,6 +290,11 @@ unsafe fn write_mem(addr: usize, size: usize, v: Value) {
     }
 }
 
+/// The site of a call whose return address is `pc`.
+pub fn site_of(pc: usize) -> Site {
+    Site::Pc(pc)
+}
+
 /// The model's width of a `size`-byte access (values are unsigned).
 pub fn width(size: usize) -> Width {
     match size {
@@ -281,20 +320,26 @@ pub fn flush_pending(site: Site) {
     if let Some((addr, size)) = pending {
         // SAFETY: the program wrote `size` bytes at `addr` just now.
         let val = unsafe { read_mem(addr, size) };
-        let e = entry(addr);
-        // SAFETY: entries are never removed.
-        let cell = unsafe { &(*e).cell };
-        access(
-            cell,
-            val,
-            |loc| Action::Store {
-                loc,
-                ord: MemOrder::NonAtomic,
-                val,
-            },
-            site,
-        );
+        plain_store(addr, size, val, site);
     }
+}
+
+/// A plain store of `val` (already in memory) to the location at `addr`.
+fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
+    let e = entry(addr, size);
+    // SAFETY: entries are never removed.
+    let e = unsafe { &*e };
+    access(
+        &e.cell,
+        val,
+        |loc| Action::Store {
+            loc,
+            ord: MemOrder::NonAtomic,
+            val,
+        },
+        site,
+    );
+    e.set_shadow(val);
 }
 
 /// Forgets announced writes (a new execution starts).
@@ -320,22 +365,59 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
 /// The program is about to read `size` bytes at `addr` without atomics.
 pub fn plain_read(addr: usize, size: usize, site: Site) {
     begin(site);
-    let e = entry(addr);
-    // SAFETY: entries are never removed; the program reads this memory.
-    let (cell, init) = unsafe { (&(*e).cell, read_mem(addr, size)) };
+    // SAFETY: entries are never removed.
+    let e = unsafe { &*entry(addr, size) };
+    // SAFETY: the program reads this memory.
+    let now = unsafe { read_mem(addr, size) };
+    if e.shadow().is_some_and(|v| v != now) {
+        // Written behind the instrumentation's back: a plain store of this
+        // thread (the likeliest writer: gcc's expansion of its memset).
+        plain_store(addr, size, now, site);
+    }
     let o = access(
-        cell,
-        init,
+        &e.cell,
+        now,
         |loc| Action::Load {
             loc,
             ord: MemOrder::NonAtomic,
         },
         site,
     );
-    // SAFETY: as above.
-    if unsafe { (*e).atomic_in } == c11check_runtime::generation() {
-        // SAFETY: the program is about to read it.
+    // The model's value is the one read: memory may hold another store's
+    // (an atomic store later in modification order ran first, or a racy
+    // write ran last).
+    if now != o.val {
+        // SAFETY: the program is about to read this memory.
         unsafe { write_mem(addr, size, o.val) };
+    }
+    e.set_shadow(o.val);
+}
+
+/// The program wrote `[lo, hi)` with something the instrumentation does
+/// not see access by access (`memset`, `memcpy`): each location there that
+/// is in use in this execution gets a plain store of what memory now holds
+/// (others are bound from memory on their first use).
+pub fn store_range(lo: usize, hi: usize, site: Site) {
+    let mut hit: Vec<(usize, usize)> = TABLE.with(|t| {
+        let t = t.borrow();
+        let bound = |e: &Entry| c11check_runtime::bound_location(&e.cell).is_some();
+        if hi - lo <= 256 {
+            (lo..hi)
+                .filter_map(|a| t.get(&a).filter(|e| bound(e)).map(|e| (a, e.size as usize)))
+                .collect()
+        } else {
+            t.iter()
+                .filter(|(a, e)| (lo..hi).contains(*a) && bound(e))
+                .map(|(a, e)| (*a, e.size as usize))
+                .collect()
+        }
+    });
+    hit.sort_unstable();
+    begin(site);
+    for (addr, size) in hit {
+        // SAFETY: inside the range the program just wrote.
+        let val = unsafe { read_mem(addr, size.min(hi - addr)) };
+        plain_store(addr, size, val, site);
     }
 }
 
@@ -350,16 +432,18 @@ pub fn atomic(
     site: Site,
 ) -> c11check_runtime::Outcome {
     begin(site);
-    let e = entry(addr);
-    // SAFETY: entries are never removed; the program accesses this memory.
-    let (cell, init) = unsafe { (&(*e).cell, read_mem(addr, size)) };
-    let o = access(cell, init, action, site);
-    // SAFETY: as above.
-    unsafe {
-        (*(e as *mut Entry)).atomic_in = c11check_runtime::generation();
-        if let Some(v) = stored(&o) {
-            write_mem(addr, size, v);
-        }
+    // SAFETY: entries are never removed.
+    let e = unsafe { &*entry(addr, size) };
+    // SAFETY: the program accesses this memory.
+    let init = unsafe { read_mem(addr, size) };
+    let o = access(&e.cell, init, action, site);
+    if e.shadow().is_none() {
+        e.set_shadow(init);
+    }
+    if let Some(v) = stored(&o) {
+        // SAFETY: as above.
+        unsafe { write_mem(addr, size, v) };
+        e.set_shadow(v);
     }
     o
 }
@@ -467,5 +551,5 @@ pub fn fence(mo: i32, site: Site) {
 /// The cell of the lock at `addr` (a `pthread_mutex_t`, say).
 pub fn lock_cell(addr: usize) -> &'static LocCell {
     // SAFETY: entries are boxed and never removed.
-    unsafe { &(*entry(addr)).cell }
+    unsafe { &(*entry(addr, 8)).cell }
 }

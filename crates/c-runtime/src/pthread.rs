@@ -8,7 +8,7 @@
 //! Outside a modelled thread every call goes to libc's function.
 
 use crate::memory::{self, modelled};
-use c11check_model::{Action, BlockReason};
+use c11check_model::{Action, BlockReason, MemOrder, RmwOp, Value};
 use c11check_runtime::Site;
 use std::any::Any;
 use std::cell::RefCell;
@@ -103,6 +103,7 @@ extern "C" fn create_impl(
     let arg = arg as usize;
     let main: c11check_runtime::ThreadMain =
         Box::new(move || Box::new(run_thread(start, arg)) as Box<dyn Any + Send>);
+    memory::note_thread_op();
     let id = c11check_runtime::spawn(main, Site::Pc(pc));
     THREADS_SPAWNED.with(|n| n.set(n.get().max(id as usize + 1)));
     // SAFETY: the program passes where to put the new thread's id.
@@ -125,6 +126,7 @@ extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usiz
     if thread >= THREADS_SPAWNED.with(|n| n.get()) as libc::pthread_t {
         return libc::ESRCH;
     }
+    memory::note_thread_op();
     // A thread may be joined more than once (POSIX leaves it undefined;
     // GenMC's tests do it): each join waits for it and reads its result.
     c11check_runtime::join_wait(thread as u32, Site::Pc(pc));
@@ -390,3 +392,119 @@ extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
     }
 }
 with_pc!(__VERIFIER_spin_end(c: c_int), "rsi", spin_end_impl);
+
+// ---- barriers -------------------------------------------------------------------
+
+/// Per barrier (by address): the execution it was set up in and its count;
+/// per barrier and thread: how many times the thread passed it.
+type BarrierCounts = std::collections::HashMap<usize, (u32, u64)>;
+type BarrierRounds = std::collections::HashMap<(usize, u32), (u32, u64)>;
+
+thread_local! {
+    static BARRIERS: RefCell<BarrierCounts> = RefCell::new(BarrierCounts::new());
+    static ROUNDS: RefCell<BarrierRounds> = RefCell::new(BarrierRounds::new());
+}
+
+extern "C" fn barrier_init_impl(
+    b: *mut libc::pthread_barrier_t,
+    attr: *const libc::pthread_barrierattr_t,
+    count: u32,
+    pc: usize,
+) -> c_int {
+    if !modelled() {
+        let f = real!(c"pthread_barrier_init": unsafe extern "C" fn(*mut libc::pthread_barrier_t, *const libc::pthread_barrierattr_t, u32) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(b, attr, count) };
+    }
+    if count == 0 {
+        return libc::EINVAL;
+    }
+    let g = c11check_runtime::generation();
+    BARRIERS.with(|m| m.borrow_mut().insert(b as usize, (g, count as u64)));
+    // The two arrival counts start at `count`, the permits at 0: written
+    // in memory (locations are bound from it on their first use), and as
+    // plain stores to those already in use (a barrier set up again).
+    let words = b as *mut u64;
+    // SAFETY: a `pthread_barrier_t` is 32 bytes.
+    unsafe {
+        *words = count as u64;
+        *words.add(1) = count as u64;
+        *words.add(2) = 0;
+        *words.add(3) = 0;
+    }
+    memory::store_range(b as usize, b as usize + 32, Site::Pc(pc));
+    0
+}
+with_pc!(pthread_barrier_init(b: *mut libc::pthread_barrier_t, a: *const libc::pthread_barrierattr_t, n: u32) -> c_int, "rcx", barrier_init_impl);
+
+/// Waits until `count` threads have arrived in this round. A barrier holds
+/// two arrival counts (`b`, `b + 8`) and two permit counts (`b + 16`,
+/// `b + 24`), one of each per round parity. An arrival takes one from its
+/// round's arrival count as a reference-count decrement (acquire-release):
+/// the explorer does not tell apart the orders the threads arrive in, only
+/// which of them arrived last. The last one puts the count back for the
+/// round after next, releases `count - 1` permits and returns
+/// `PTHREAD_BARRIER_SERIAL_THREAD`; the others each take a permit
+/// (acquire), waiting until there is one. Every arrival happens before
+/// every departure.
+extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c_int {
+    if !modelled() {
+        let f = real!(c"pthread_barrier_wait": unsafe extern "C" fn(*mut libc::pthread_barrier_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(b) };
+    }
+    let g = c11check_runtime::generation();
+    let Some(count) = BARRIERS.with(|m| {
+        m.borrow()
+            .get(&(b as usize))
+            .filter(|e| e.0 == g)
+            .map(|e| e.1)
+    }) else {
+        return libc::EINVAL;
+    };
+    let me = c11check_runtime::current_thread();
+    let round = ROUNDS.with(|r| {
+        let mut r = r.borrow_mut();
+        let e = r.entry((b as usize, me)).or_insert((g, 0));
+        if e.0 != g {
+            *e = (g, 0);
+        }
+        e.1 += 1;
+        e.1
+    });
+    let site = Site::Pc(pc);
+    let parity = round as usize % 2;
+    let arrivals = b as usize + 8 * parity;
+    let permits = b as usize + 16 + 8 * parity;
+    let old = memory::rmw(arrivals, 8, RmwOp::RefDec, 1, 4, site);
+    if old == 1 {
+        for _ in 0..count {
+            memory::rmw(arrivals, 8, RmwOp::RefInc, 1, 0, site);
+        }
+        if count > 1 {
+            memory::rmw(permits, 8, RmwOp::Add, count as Value - 1, 3, site);
+        }
+        return libc::PTHREAD_BARRIER_SERIAL_THREAD;
+    }
+    let cell = memory::lock_cell(permits);
+    c11check_runtime::set_waiting(Some("the other threads of a barrier"));
+    while !c11check_runtime::access(
+        cell,
+        0,
+        |loc| Action::take(loc, 1, MemOrder::Acquire, MemOrder::Relaxed, true),
+        site,
+    )
+    .ok
+    {
+        c11check_runtime::wait_lock(cell, site);
+    }
+    c11check_runtime::set_waiting(None);
+    0
+}
+with_pc!(pthread_barrier_wait(b: *mut libc::pthread_barrier_t) -> c_int, "rsi", barrier_wait_impl);
+
+/// Nothing to free.
+#[unsafe(no_mangle)]
+pub extern "C" fn pthread_barrier_destroy(_b: *mut libc::pthread_barrier_t) -> c_int {
+    0
+}

@@ -180,7 +180,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                 ""
             };
             let loops = if crate::memory::LOOPS_SEEN.load(Relaxed) {
-                "; it loops: a turn that only re-read what the turn before read was cut as a wait"
+                "; it loops (a turn that only re-read what the turn before read is cut as a wait)"
             } else {
                 ""
             };

@@ -250,6 +250,7 @@ impl FiberDriver {
                 CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
                 CoroutineResult::Yield(Request::Spin { site }) => {
                     if self.spin_is_idle(g, t, site) {
+                        crate::WAIT_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         Pending::Act(
                             Action::Block {
                                 reason: BlockReason::Wait,

@@ -81,6 +81,15 @@ pub fn set_fiber_hooks(enter: FiberHook, leave: FiberHook) {
     let _ = FIBER_HOOKS.set((enter, leave));
 }
 
+/// Loop turns cut as waits so far in this process (see [`wait_cuts`]).
+pub(crate) static WAIT_CUTS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times a thread's loop turn re-read what the turn before read
+/// and the thread was stopped there as waiting, in this process so far.
+pub fn wait_cuts() -> u64 {
+    WAIT_CUTS.load(Ordering::Relaxed)
+}
+
 /// How [`Site::Pc`] sites are shown: set once by a runtime for compiled
 /// programs (which reads the program's debug information).
 static PC_RESOLVER: std::sync::OnceLock<fn(usize) -> String> = std::sync::OnceLock::new();

@@ -129,6 +129,15 @@ impl Case {
             };
             let (expected, expected_mo) =
                 (counts("expected.rc11.wb.in"), counts("expected.rc11.mo.in"));
+            // One count per configuration (the variants are the same
+            // program), or one per variant and configuration.
+            let pick = |counts: &[u64], ci: usize, vi: usize| {
+                if counts.len() == configs.len() {
+                    counts.get(ci).copied()
+                } else {
+                    counts.get(ci * vs.len() + vi).copied()
+                }
+            };
             for (ci, (gflags, cflags)) in configs.iter().enumerate() {
                 for (vi, v) in vs.iter().enumerate() {
                     let name = format!(
@@ -149,8 +158,8 @@ impl Case {
                         source: v.clone(),
                         cflags: cflags.clone(),
                         genmc_flags: gflags.clone(),
-                        expected: expected.get(ci * vs.len() + vi).copied(),
-                        expected_mo: expected_mo.get(ci * vs.len() + vi).copied(),
+                        expected: pick(&expected, ci, vi),
+                        expected_mo: pick(&expected_mo, ci, vi),
                         loops: gflags.contains("-unroll"),
                         expected_error: None,
                     });
