@@ -98,6 +98,11 @@ struct LoopTracker {
     turn_made_threads: bool,
 }
 
+/// Whether some thread waited at a barrier in some execution: the summary
+/// says so (GenMC's barrier-aware exploration counts one execution where
+/// c11check counts one per thread that may arrive last).
+pub static BARRIERS_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Whether some thread went round a loop that makes no threads (a retry
 /// or wait loop) in some execution: the summary says so, since the
 /// execution count of such a program depends on how loops are cut.
@@ -165,12 +170,41 @@ fn loop_turn(t: usize, pc: usize) -> bool {
     })
 }
 
+thread_local! {
+    /// Per modelled thread (all share this OS thread): set while the
+    /// runtime performs the several operations one library call is made of
+    /// (a barrier's wait): they are not loop turns.
+    static INTERNAL: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
+}
+
+fn set_internal(t: usize, on: bool) -> bool {
+    INTERNAL.with(|i| {
+        let mut i = i.borrow_mut();
+        if i.len() <= t {
+            i.resize(t + 1, false);
+        }
+        std::mem::replace(&mut i[t], on)
+    })
+}
+
+/// Runs `f`, whose operations belong to one library call at one site.
+pub fn internal<R>(f: impl FnOnce() -> R) -> R {
+    let t = c11check_runtime::current_thread() as usize;
+    let was = set_internal(t, true);
+    let r = f();
+    set_internal(t, was);
+    r
+}
+
 /// Every operation of the program starts here: a pending plain write
 /// becomes an event, and a loop's turn is marked (see [`LoopTracker`]).
 pub fn begin(site: Site) {
     flush_pending(site);
+    let t = c11check_runtime::current_thread() as usize;
+    if INTERNAL.with(|i| i.borrow().get(t).copied().unwrap_or(false)) {
+        return;
+    }
     if let Site::Pc(pc) = site {
-        let t = c11check_runtime::current_thread() as usize;
         if loop_turn(t, pc) {
             c11check_runtime::spin_hint(site);
         }
@@ -346,6 +380,7 @@ fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
 pub fn reset() {
     PENDING.with(|p| p.borrow_mut().clear());
     LOOPS.with(|l| l.borrow_mut().clear());
+    INTERNAL.with(|i| i.borrow_mut().clear());
     STACKS.with(|s| s.borrow_mut().clear());
 }
 

@@ -473,9 +473,16 @@ extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c
         e.1
     });
     let site = Site::Pc(pc);
+    memory::begin(site);
+    memory::BARRIERS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+    memory::internal(|| barrier_wait(b as usize, count, round, site))
+}
+
+/// The modelled part of `pthread_barrier_wait` (see above).
+fn barrier_wait(b: usize, count: u64, round: u64, site: Site) -> c_int {
     let parity = round as usize % 2;
-    let arrivals = b as usize + 8 * parity;
-    let permits = b as usize + 16 + 8 * parity;
+    let arrivals = b + 8 * parity;
+    let permits = b + 16 + 8 * parity;
     let old = memory::rmw(arrivals, 8, RmwOp::RefDec, 1, 4, site);
     if old == 1 {
         for _ in 0..count {

@@ -184,8 +184,13 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             } else {
                 ""
             };
+            let barriers = if crate::memory::BARRIERS_SEEN.load(Relaxed) {
+                "; it waits at barriers (each thread that may arrive last is an execution)"
+            } else {
+                ""
+            };
             eprintln!(
-                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}",
+                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}{barriers}",
                 s.executions,
                 s.blocked,
                 s.elapsed.as_secs_f64()

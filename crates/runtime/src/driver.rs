@@ -3,7 +3,7 @@
 use crate::report::{Failure, FailureKind};
 use crate::{install_shared, Outcome, Request, Shared, Site, ThreadMain};
 use c11check_explore::Driver;
-use c11check_model::{Action, BlockReason, EventId, ExecutionGraph, Loc};
+use c11check_model::{Action, BlockReason, EventId, ExecutionGraph, Loc, MemOrder};
 use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
@@ -346,12 +346,21 @@ impl FiberDriver {
             return false;
         }
         // Fences may sit in the loop (a seqlock reader's acquire fence): the
-        // same fence after the same reads adds nothing new.
+        // same fence after the same reads adds nothing new. So may plain
+        // stores of the same values (a C loop resetting a local whose
+        // address it passes to a compare-exchange: `r = 0`).
         (0..b - a).all(|i| {
             let e1 = g.event(EventId::new(t, a + i));
             let e2 = g.event(EventId::new(t, b + i));
-            let quiet =
-                matches!(e1.action, Action::Fence { .. }) || (e1.is_read() && !e1.is_write());
+            let quiet = matches!(e1.action, Action::Fence { .. })
+                || (e1.is_read() && !e1.is_write())
+                || matches!(
+                    e1.action,
+                    Action::Store {
+                        ord: MemOrder::NonAtomic,
+                        ..
+                    }
+                );
             quiet
                 && e1.action == e2.action
                 && e1.rf == e2.rf

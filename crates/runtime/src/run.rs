@@ -516,7 +516,16 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                 while i > 0 {
                     i -= 1;
                     let e = g.event(EventId::new(t, i));
-                    if matches!(e.action, Action::Fence { .. }) {
+                    // As in the turn comparison (`spin_is_idle`): fences
+                    // and plain stores of the same values add nothing.
+                    if matches!(
+                        e.action,
+                        Action::Fence { .. }
+                            | Action::Store {
+                                ord: c11check_model::MemOrder::NonAtomic,
+                                ..
+                            }
+                    ) {
                         continue;
                     }
                     if !e.is_read() || e.is_write() {
