@@ -24,6 +24,13 @@
 /// function `$imp($args, pc)`, `pc` being the caller's return address: the
 /// entry point is `mov REG, [rsp]; jmp imp`, `REG` the System V argument
 /// register after the function's own arguments (all integers or pointers).
+///
+/// Before that it leaves in [`CALLER_STATE`] a hash of the caller's
+/// callee-saved registers and of the words just above the return address:
+/// what a loop keeps across the call (a counter, a running sum). A loop
+/// turn is taken for a wait only if that state is the same as the turn
+/// before's (see `memory::loop_turn`). `rax` is free to use: it is neither
+/// an argument nor preserved.
 macro_rules! with_pc {
     ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, $reg:literal, $imp:path) => {
         #[unsafe(naked)]
@@ -34,9 +41,46 @@ macro_rules! with_pc {
         /// Called by the program, with the arguments of the C function of
         /// this name.
         pub unsafe extern "C" fn $name($($a: $t),*) $(-> $r)? {
-            core::arch::naked_asm!(concat!("mov ", $reg, ", [rsp]"), "jmp {f}", f = sym $imp)
+            core::arch::naked_asm!(
+                "mov rax, rbx",
+                "rol rax, 11",
+                "xor rax, rbp",
+                "rol rax, 11",
+                "xor rax, r12",
+                "rol rax, 11",
+                "xor rax, r13",
+                "rol rax, 11",
+                "xor rax, r14",
+                "rol rax, 11",
+                "xor rax, r15",
+                "rol rax, 11",
+                "xor rax, [rsp + 8]",
+                "rol rax, 11",
+                "xor rax, [rsp + 16]",
+                "rol rax, 11",
+                "xor rax, [rsp + 24]",
+                "rol rax, 11",
+                "xor rax, [rsp + 32]",
+                "mov qword ptr [rip + {state}], rax",
+                concat!("mov ", $reg, ", [rsp]"),
+                "jmp {f}",
+                state = sym crate::CALLER_STATE,
+                f = sym $imp,
+            )
         }
     };
+}
+
+/// A hash of the state the last instrumented call's caller kept across
+/// it (see `with_pc!`). All modelled threads run on one OS thread, and
+/// each reads it at the start of the call that set it.
+static mut CALLER_STATE: u64 = 0;
+
+/// The state left by the entry point now running (see `with_pc!`).
+pub fn caller_state() -> u64 {
+    // SAFETY: written by the trampoline of the call being handled, on
+    // this OS thread, the only one running the program.
+    unsafe { std::ptr::addr_of!(CALLER_STATE).read() }
 }
 
 pub mod bytes;

@@ -96,6 +96,10 @@ struct LoopTracker {
     /// Whether the current turn started or joined a thread (a loop that
     /// makes threads is not a retry loop).
     turn_made_threads: bool,
+    /// The caller's kept state (registers, top of its frame) when the
+    /// head was last reached: a turn that changed it (a counter went up)
+    /// is not a wait, whatever it read.
+    head_state: u64,
 }
 
 /// Whether some thread waited at a barrier in some execution: the summary
@@ -124,8 +128,9 @@ thread_local! {
     static LOOPS: RefCell<Vec<LoopTracker>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Whether thread `t`'s operation at `pc` starts a new turn of a loop.
-fn loop_turn(t: usize, pc: usize) -> bool {
+/// Whether thread `t`'s operation at `pc` starts a new turn of a loop that may
+/// be a wait (`state`: what the caller kept across the call, see `with_pc!`).
+fn loop_turn(t: usize, pc: usize, state: u64) -> bool {
     LOOPS.with(|l| {
         let mut l = l.borrow_mut();
         if l.len() <= t {
@@ -134,6 +139,7 @@ fn loop_turn(t: usize, pc: usize) -> bool {
                 count: 0,
                 head: None,
                 turn_made_threads: false,
+                head_state: 0,
             });
         }
         let tr = &mut l[t];
@@ -160,13 +166,17 @@ fn loop_turn(t: usize, pc: usize) -> bool {
             }
         };
         tr.recent[(now as usize) % LOOP_WINDOW] = pc;
-        if turn {
-            if !tr.turn_made_threads {
-                LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            tr.turn_made_threads = false;
+        if !turn {
+            return false;
         }
-        turn
+        if !tr.turn_made_threads {
+            LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        tr.turn_made_threads = false;
+        let same = std::mem::replace(&mut tr.head_state, state) == state;
+        // A turn that changed what the loop keeps in registers or in its
+        // frame is progress (a bounded loop counting), not a wait.
+        same
     })
 }
 
@@ -199,13 +209,15 @@ pub fn internal<R>(f: impl FnOnce() -> R) -> R {
 /// Every operation of the program starts here: a pending plain write
 /// becomes an event, and a loop's turn is marked (see [`LoopTracker`]).
 pub fn begin(site: Site) {
+    // Read before anything that may switch threads (the flush below).
+    let state = crate::caller_state();
     flush_pending(site);
     let t = c11check_runtime::current_thread() as usize;
     if INTERNAL.with(|i| i.borrow().get(t).copied().unwrap_or(false)) {
         return;
     }
     if let Site::Pc(pc) = site {
-        if loop_turn(t, pc) {
+        if loop_turn(t, pc, state) {
             c11check_runtime::spin_hint(site);
         }
     }
