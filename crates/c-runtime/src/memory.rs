@@ -375,6 +375,9 @@ fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
     let e = entry(addr, size);
     // SAFETY: entries are never removed.
     let e = unsafe { &*e };
+    // Memory holds `val` already: other threads may run before the store
+    // is an event, and must not take it for a store nobody reported.
+    e.set_shadow(val);
     access(
         &e.cell,
         val,
@@ -385,7 +388,6 @@ fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
         },
         site,
     );
-    e.set_shadow(val);
 }
 
 /// Forgets announced writes (a new execution starts).

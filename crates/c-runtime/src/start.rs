@@ -118,6 +118,7 @@ fn config() -> RunConfig {
         spurious_failures: std::env::var("C11CHECK_SPURIOUS_FAILURES")
             .map_or(true, |v| v.trim() != "0"),
         report_races: std::env::var("C11CHECK_RACES").map_or(true, |v| v.trim() != "0"),
+        report_livelocks: std::env::var("C11CHECK_LIVELOCKS").map_or(true, |v| v.trim() != "0"),
     }
 }
 

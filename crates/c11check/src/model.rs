@@ -240,6 +240,7 @@ impl Builder {
             prune_window: self.prune_window,
             spurious_failures: self.spurious_failures,
             report_races: true,
+            report_livelocks: true,
         }
     }
 

@@ -243,6 +243,8 @@ pub(crate) struct Shared {
     pub strong_cas: bool,
     /// Data races are not reported (`RunConfig::report_races` off).
     pub ignore_races: bool,
+    /// Spins that can never end are not reported (`RunConfig::report_livelocks` off).
+    pub ignore_livelocks: bool,
     /// Per location of this execution: the address of the cell it was bound
     /// through and what that cell says of its object (for reports).
     pub bound: Vec<Option<(usize, Option<Made>)>>,

@@ -52,6 +52,10 @@ pub struct RunConfig {
     /// Whether data races are reported (GenMC's `-disable-race-detection`
     /// turns it off for programs whose races are intended).
     pub report_races: bool,
+    /// Whether an execution where a thread spins forever (its loop can only
+    /// read what it read) is reported as a livelock (off: it is cut, as
+    /// GenMC does unless asked to check liveness).
+    pub report_livelocks: bool,
 }
 
 impl Default for RunConfig {
@@ -69,6 +73,7 @@ impl Default for RunConfig {
             prune_window: None,
             spurious_failures: true,
             report_races: true,
+            report_livelocks: true,
         }
     }
 }
@@ -105,6 +110,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     let mut driver = FiberDriver::new(main, cfg.runtime.clone());
     driver.shared.borrow_mut().strong_cas = !cfg.spurious_failures;
     driver.shared.borrow_mut().ignore_races = !cfg.report_races;
+    driver.shared.borrow_mut().ignore_livelocks = !cfg.report_livelocks;
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
@@ -545,9 +551,16 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
     }
     // A spin inside a facade's wait (a condition variable, a barrier) that
     // nothing can end is a thread blocked forever, not a busy loop.
-    let (waits, spins): (Vec<u32>, Vec<u32>) = spins
+    let (waits, mut spins): (Vec<u32>, Vec<u32>) = spins
         .into_iter()
         .partition(|&t| state.waiting_on(t).is_some());
+    if state.0.borrow().ignore_livelocks {
+        // Busy loops that can never end are cut like a failed assumption.
+        spins.clear();
+        if lock_waits.is_empty() && waits.is_empty() {
+            return None;
+        }
+    }
     if waits
         .iter()
         .any(|&t| state.waiting_on(t) == Some(crate::TIMED_WAIT))
