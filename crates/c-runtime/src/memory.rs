@@ -100,6 +100,8 @@ struct LoopTracker {
     /// head was last reached: a turn that changed it (a counter went up)
     /// is not a wait, whatever it read.
     head_state: u64,
+    /// Turns taken at the head so far.
+    turns: u64,
 }
 
 /// Whether some thread waited at a barrier in some execution: the summary
@@ -130,7 +132,7 @@ thread_local! {
 
 /// Whether thread `t`'s operation at `pc` starts a new turn of a loop that may
 /// be a wait (`state`: what the caller kept across the call, see `with_pc!`).
-fn loop_turn(t: usize, pc: usize, state: u64) -> bool {
+fn loop_turn(t: usize, pc: usize, state: u64) -> Turn {
     LOOPS.with(|l| {
         let mut l = l.borrow_mut();
         if l.len() <= t {
@@ -140,6 +142,7 @@ fn loop_turn(t: usize, pc: usize, state: u64) -> bool {
                 head: None,
                 turn_made_threads: false,
                 head_state: 0,
+                turns: 0,
             });
         }
         let tr = &mut l[t];
@@ -159,6 +162,7 @@ fn loop_turn(t: usize, pc: usize, state: u64) -> bool {
             None => {
                 if tr.recent.contains(&pc) {
                     tr.head = Some((pc, now));
+                    tr.turns = 0;
                     true
                 } else {
                     false
@@ -167,18 +171,47 @@ fn loop_turn(t: usize, pc: usize, state: u64) -> bool {
         };
         tr.recent[(now as usize) % LOOP_WINDOW] = pc;
         if !turn {
-            return false;
+            return Turn::None;
         }
-        if !tr.turn_made_threads {
+        let retry = !tr.turn_made_threads;
+        if retry {
             LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         tr.turn_made_threads = false;
-        let same = std::mem::replace(&mut tr.head_state, state) == state;
+        tr.turns += 1;
+        let bound = LOOP_BOUND.load(std::sync::atomic::Ordering::Relaxed);
+        if retry && bound > 0 && tr.turns >= bound {
+            BOUND_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return Turn::OverBound;
+        }
         // A turn that changed what the loop keeps in registers or in its
         // frame is progress (a bounded loop counting), not a wait.
-        same
+        if std::mem::replace(&mut tr.head_state, state) == state {
+            Turn::MayWait
+        } else {
+            Turn::Progress
+        }
     })
 }
+
+/// What reaching an instruction address means for a thread's loops.
+enum Turn {
+    /// Not the head of a loop.
+    None,
+    /// A new turn whose caller kept the same state as the turn before.
+    MayWait,
+    /// A new turn that changed the caller's state.
+    Progress,
+    /// A turn past the loop bound (`C11CHECK_LOOP_BOUND`).
+    OverBound,
+}
+
+/// Threads cut by the loop bound so far (the summary says how many).
+pub static BOUND_CUTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The most turns a loop may take (0: no bound); a thread past it is cut
+/// and the execution not counted, as GenMC's `-unroll` does.
+pub static LOOP_BOUND: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 thread_local! {
     /// Per modelled thread (all share this OS thread): set while the
@@ -217,8 +250,12 @@ pub fn begin(site: Site) {
         return;
     }
     if let Site::Pc(pc) = site {
-        if loop_turn(t, pc, state) {
-            c11check_runtime::spin_hint(site);
+        match loop_turn(t, pc, state) {
+            Turn::MayWait => c11check_runtime::spin_hint(site),
+            // Cut without a report, as a failed assumption: GenMC does not
+            // count executions that go past `-unroll` either.
+            Turn::OverBound => c11check_runtime::block(c11check_model::BlockReason::Assume, site),
+            Turn::None | Turn::Progress => {}
         }
     }
 }

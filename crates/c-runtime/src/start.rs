@@ -91,6 +91,9 @@ fn config() -> RunConfig {
         Err(_) => Model::Cpp20,
     };
     let defaults = RuntimeOptions::default();
+    if let Some(n) = setting::<u64>("C11CHECK_LOOP_BOUND") {
+        crate::memory::LOOP_BOUND.store(n, Relaxed);
+    }
     let seed = setting("C11CHECK_SEED").unwrap_or(0xC11C);
     let pct_depth: Option<u32> = setting("C11CHECK_PCT");
     let live = std::env::var("C11CHECK_LIVE").map_or(true, |v| v.trim() != "0");
@@ -185,13 +188,22 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             } else {
                 ""
             };
+            let bound_cuts = crate::memory::BOUND_CUTS.load(Relaxed);
+            let bounded = if bound_cuts > 0 {
+                format!(
+                    "; {bound_cuts} executions were cut at the loop bound (C11CHECK_LOOP_BOUND={}) and are not counted",
+                    crate::memory::LOOP_BOUND.load(Relaxed)
+                )
+            } else {
+                String::new()
+            };
             let barriers = if crate::memory::BARRIERS_SEEN.load(Relaxed) {
                 "; it waits at barriers (each thread that may arrive last is an execution)"
             } else {
                 ""
             };
             eprintln!(
-                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}{barriers}",
+                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}{barriers}{bounded}",
                 s.executions,
                 s.blocked,
                 s.elapsed.as_secs_f64()

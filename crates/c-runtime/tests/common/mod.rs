@@ -336,6 +336,14 @@ pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
                         if case.genmc_flags.contains("-disable-race-detection") {
                             env.push(("C11CHECK_RACES", "0"));
                         }
+                        let unroll = case
+                            .genmc_flags
+                            .split_whitespace()
+                            .find_map(|f| f.strip_prefix("-unroll="))
+                            .map(String::from);
+                        if let Some(n) = &unroll {
+                            env.push(("C11CHECK_LOOP_BOUND", n.as_str()));
+                        }
                         run_program(&exe, &env, timeout)
                     }
                 };
