@@ -73,7 +73,7 @@ thread_local! {
     static TABLE: RefCell<AddrMap<Box<Entry>>> = RefCell::new(AddrMap::default());
     /// Per modelled thread: a plain write announced but not yet an event
     /// (address, size).
-    static PENDING: RefCell<Vec<Option<(usize, usize)>>> = const { RefCell::new(Vec::new()) };
+    static PENDING: RefCell<Vec<Option<(usize, usize, Site)>>> = const { RefCell::new(Vec::new()) };
     /// Per running thread: its stack's range and the addresses on it bound
     /// to locations in this execution.
     static STACKS: RefCell<Vec<(usize, usize, Vec<usize>)>> = const { RefCell::new(Vec::new()) };
@@ -400,10 +400,12 @@ pub fn modelled() -> bool {
 pub fn flush_pending(site: Site) {
     let t = c11check_runtime::current_thread() as usize;
     let pending = PENDING.with(|p| p.borrow_mut().get_mut(t).and_then(Option::take));
-    if let Some((addr, size)) = pending {
+    if let Some((addr, size, at)) = pending {
         // SAFETY: the program wrote `size` bytes at `addr` just now.
         let val = unsafe { read_mem(addr, size) };
-        plain_store(addr, size, val, site);
+        // The store is shown where the program wrote it.
+        let _ = site;
+        plain_store(addr, size, val, at);
     }
 }
 
@@ -444,7 +446,7 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
         if p.len() <= t {
             p.resize(t + 1, None);
         }
-        p[t] = Some((addr, size));
+        p[t] = Some((addr, size, site));
     });
 }
 

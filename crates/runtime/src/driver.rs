@@ -361,10 +361,14 @@ impl FiberDriver {
                         ..
                     }
                 );
-            quiet
-                && e1.action == e2.action
-                && e1.rf == e2.rf
-                && e1.spurious_fail == e2.spurious_fail
+            // A read of a store the same turn made (a C temporary at -O0)
+            // matches the same read of the turn before.
+            let same_rf = e1.rf == e2.rf
+                || matches!((e1.rf, e2.rf), (Some(r1), Some(r2))
+                    if r1.thread == t && r2.thread == t
+                        && (a..b).contains(&r1.index)
+                        && r2.index == r1.index + (b - a));
+            quiet && e1.action == e2.action && same_rf && e1.spurious_fail == e2.spurious_fail
         })
     }
 

@@ -170,6 +170,52 @@ impl Case {
     }
 }
 
+impl Case {
+    /// The `wrong/<category>` cases: one per variant, with the error GenMC
+    /// reports for it (from its RC11 trace).
+    pub fn wrong(root: &Path, category: &str) -> Vec<Case> {
+        let only = std::env::var("C11CHECK_GENMC_ONLY").ok();
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("wrong").join(category))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        let mut out = Vec::new();
+        for dir in dirs {
+            let flags = read(&dir.join("genmc.rc11.wb.in")).unwrap_or_default();
+            for v in variants(&dir) {
+                let stem = v.file_stem().unwrap().to_string_lossy().to_string();
+                let trace = ["rc11.wb", "rc11.mo", "imm.wb"]
+                    .iter()
+                    .find_map(|m| read(&v.with_file_name(format!("{stem}.{m}.trace"))));
+                let error = trace
+                    .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
+                    .unwrap_or_default();
+                let name = format!(
+                    "wrong/{category}/{}/{}",
+                    dir.file_name().unwrap().to_string_lossy(),
+                    v.file_name().unwrap().to_string_lossy()
+                );
+                if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+                    continue;
+                }
+                out.push(Case {
+                    name,
+                    source: v,
+                    cflags: Vec::new(),
+                    genmc_flags: flags.trim().to_string(),
+                    expected: None,
+                    expected_mo: None,
+                    loops: false,
+                    expected_error: Some(error),
+                });
+            }
+        }
+        out
+    }
+}
+
 /// What a run gave.
 #[derive(Clone, Debug)]
 pub enum Outcome {
@@ -204,7 +250,11 @@ pub fn build(case: &Case, out: &Path) -> Result<(), String> {
     let cc = compiler();
     let obj = out.with_extension("o");
     let o = Command::new(&cc)
-        .args(["-fsanitize=thread", "-g", "-O1", "-w", "-c"])
+        // GenMC keeps every access the source makes (an unused read of a
+        // racy variable included): -O0 does too. `C11CHECK_TEST_OPT`
+        // picks another level.
+        .arg(std::env::var("C11CHECK_TEST_OPT").unwrap_or_else(|_| "-O0".into()))
+        .args(["-fsanitize=thread", "-g", "-w", "-c"])
         // GenMC's include directory gives every program <stdint.h>'s types.
         .args(["-include", "stdint.h"])
         .arg("-I")
@@ -314,7 +364,13 @@ pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(60.0),
     );
-    let scratch = std::env::temp_dir().join(format!("c11check-genmc-{}", std::process::id()));
+    // One directory per suite (the tests of a binary run side by side).
+    static SUITES: AtomicUsize = AtomicUsize::new(0);
+    let scratch = std::env::temp_dir().join(format!(
+        "c11check-genmc-{}-{}",
+        std::process::id(),
+        SUITES.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::create_dir_all(&scratch).unwrap();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Run>>> = Mutex::new((0..cases.len()).map(|_| None).collect());
