@@ -308,6 +308,16 @@ pub fn forget_stack(t: usize) {
     }
 }
 
+/// Whether `addr` is on the running thread's stack.
+fn on_own_stack(addr: usize) -> bool {
+    let t = c11check_runtime::current_thread() as usize;
+    STACKS.with(|s| {
+        s.borrow()
+            .get(t)
+            .is_some_and(|e| (e.0..e.1).contains(&addr))
+    })
+}
+
 /// Records `addr` as a location on the current thread's stack, if it is.
 fn note_if_on_stack(addr: usize) {
     let t = c11check_runtime::current_thread() as usize;
@@ -457,7 +467,10 @@ pub fn plain_read(addr: usize, size: usize, site: Site) {
     let e = unsafe { &*entry(addr, size) };
     // SAFETY: the program reads this memory.
     let now = unsafe { read_mem(addr, size) };
-    if e.shadow().is_some_and(|v| v != now) {
+    // (Not on the thread's own stack: calls and register spills, which are
+    // not instrumented, overwrite slots that were locals a moment ago, with
+    // values as arbitrary as the registers spilled.)
+    if e.shadow().is_some_and(|v| v != now) && !on_own_stack(addr) {
         // Written behind the instrumentation's back: a plain store of this
         // thread (the likeliest writer: gcc's expansion of its memset).
         plain_store(addr, size, now, site);
