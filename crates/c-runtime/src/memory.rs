@@ -45,27 +45,8 @@ impl Entry {
     }
 }
 
-/// A hasher for addresses (std's SipHash is several times slower here).
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl std::hash::Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(29);
-    }
-}
-
-type AddrMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddrHasher>>;
+/// Maps keyed by address (std's SipHash is several times slower here).
+type AddrMap<V> = HashMap<usize, V, c11check_model::live::IntBuild>;
 
 thread_local! {
     /// The locations, by address. Entries are boxed: the runtime keeps

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{genmc_tests, run_suite, Case, Outcome};
+use common::{assert_none_wrong, genmc_tests, run_suite, Case, Outcome};
 
 /// Where c11check and GenMC differ on purpose, with the reason; a case
 /// matching a name here is shown with its reason instead of failing.
@@ -63,13 +63,7 @@ fn genmc_correct_tests_pass_with_genmc_execution_counts() {
         unfinished.len(),
         unfinished.join(", ")
     );
-    assert!(
-        bad.is_empty(),
-        "{} of {} cases wrong:\n  {}",
-        bad.len(),
-        results.len(),
-        bad.join("\n  ")
-    );
+    assert_none_wrong(&bad, results.len());
 }
 
 /// The c11check report title for GenMC's error line.
@@ -98,11 +92,5 @@ fn genmc_wrong_tests_report_the_expected_bug() {
             other => bad.push(format!("{}: expected a {want}, got {other:?}", r.case.name)),
         }
     }
-    assert!(
-        bad.is_empty(),
-        "{} of {} cases wrong:\n  {}",
-        bad.len(),
-        results.len(),
-        bad.join("\n  ")
-    );
+    assert_none_wrong(&bad, results.len());
 }

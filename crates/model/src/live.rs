@@ -27,11 +27,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 type NodeId = u64;
 
-/// Node ids are sequence numbers: a multiplicative hash is enough (and
-/// several times faster than the default one, which dominated the profile).
+/// A hasher for integer keys (sequence numbers, addresses): a
+/// multiplicative hash is enough, and several times faster than the
+/// default one (which dominated the live memory's profile).
 #[derive(Default)]
-struct SeqHasher(u64);
-impl Hasher for SeqHasher {
+pub struct IntHasher(u64);
+impl Hasher for IntHasher {
     fn finish(&self) -> u64 {
         self.0
     }
@@ -43,8 +44,14 @@ impl Hasher for SeqHasher {
     fn write_u64(&mut self, x: u64) {
         self.0 = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
 }
-type SeqBuild = BuildHasherDefault<SeqHasher>;
+
+/// Builds [`IntHasher`]s, for `HashMap`s with integer keys.
+pub type IntBuild = BuildHasherDefault<IntHasher>;
+type SeqBuild = IntBuild;
 
 /// Clock slot of initial values; thread `t` uses slot `t + 1`.
 const INIT_SLOT: usize = 0;

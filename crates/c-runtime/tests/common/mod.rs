@@ -106,18 +106,33 @@ fn configurations(dir: &Path) -> Vec<(String, Vec<String>)> {
     }
 }
 
+/// The test directories of `<kind>/<category>`, sorted.
+fn test_dirs(root: &Path, kind: &str, category: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join(kind).join(category))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Fails listing `bad` (one line per wrong case) if it is not empty.
+pub fn assert_none_wrong(bad: &[String], of: usize) {
+    assert!(
+        bad.is_empty(),
+        "{} of {of} cases wrong:\n  {}",
+        bad.len(),
+        bad.join("\n  ")
+    );
+}
+
 impl Case {
     /// The `correct/<category>` cases, one per variant and configuration.
     pub fn correct(root: &Path, category: &str) -> Vec<Case> {
         let only = std::env::var("C11CHECK_GENMC_ONLY").ok();
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("correct").join(category))
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
         let mut out = Vec::new();
-        for dir in dirs {
+        for dir in test_dirs(root, "correct", category) {
             let vs = variants(&dir);
             let configs = configurations(&dir);
             let counts = |f: &str| -> Vec<u64> {
@@ -175,14 +190,8 @@ impl Case {
     /// reports for it (from its RC11 trace).
     pub fn wrong(root: &Path, category: &str) -> Vec<Case> {
         let only = std::env::var("C11CHECK_GENMC_ONLY").ok();
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("wrong").join(category))
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
         let mut out = Vec::new();
-        for dir in dirs {
+        for dir in test_dirs(root, "wrong", category) {
             let flags = read(&dir.join("genmc.rc11.wb.in")).unwrap_or_default();
             for v in variants(&dir) {
                 let stem = v.file_stem().unwrap().to_string_lossy().to_string();
