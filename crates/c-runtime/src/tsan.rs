@@ -264,6 +264,9 @@ macro_rules! atomics {
                 if !ok {
                     // SAFETY: as above.
                     unsafe { *c = old as $t };
+                    if shared(c as usize) {
+                        memory::store_range(c as usize, c as usize + $n, site(pc));
+                    }
                 }
                 ok as i32
             }

@@ -30,8 +30,14 @@ pub fn runtime_dir() -> Result<PathBuf, String> {
     }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let here = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    // Test binaries live one level down, in `deps/`.
-    for d in [here.clone(), here.join("../lib"), here.join("..")] {
+    // Test binaries live one level down, in `deps/`, where `cargo test`
+    // also leaves the library.
+    for d in [
+        here.clone(),
+        here.join("deps"),
+        here.join("../lib"),
+        here.join(".."),
+    ] {
         if d.join(RUNTIME).is_file() {
             return Ok(d.canonicalize().unwrap_or(d));
         }

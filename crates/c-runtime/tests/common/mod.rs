@@ -24,16 +24,21 @@ pub fn genmc_tests() -> PathBuf {
     dir
 }
 
-/// The directory holding `libc11check_rt.so` (built with this test).
+/// The directory holding `libc11check_rt.so`, built with this test: cargo
+/// leaves it beside the test binary (`target/<profile>/deps`), and copies
+/// it to `target/<profile>` when the library is built on its own.
 pub fn runtime_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    assert!(
-        dir.join("libc11check_rt.so").is_file(),
-        "libc11check_rt.so is not in {}",
-        dir.display()
-    );
-    dir
+    let deps = exe.parent().unwrap().to_path_buf();
+    [deps.clone(), deps.parent().unwrap().to_path_buf()]
+        .into_iter()
+        .find(|d| d.join("libc11check_rt.so").is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "libc11check_rt.so is not in {} nor above it",
+                deps.display()
+            )
+        })
 }
 
 /// The compiler the tests use: `$C11CHECK_TEST_CC`, else `cc`.

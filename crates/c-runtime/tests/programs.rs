@@ -1,0 +1,299 @@
+//! Small C programs of our own, each showing one thing the runtime must get
+//! right: thread-local storage, mutexes, barriers, reports in the program's
+//! terms, exit statuses, per-execution clean starts, loops.
+
+mod common;
+
+use common::{compiler, include_dir, runtime_dir};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Builds `source` (C) with `-O1` into a fresh executable: compiled with
+/// `-fsanitize=thread`, then linked against the runtime without it (with
+/// it, libtsan would be linked in too).
+fn build(name: &str, source: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("c11check-programs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let (obj, exe) = (dir.join(format!("{name}.o")), dir.join(name));
+    let rt = runtime_dir();
+    let steps = [
+        Command::new(compiler())
+            .args(["-fsanitize=thread", "-g", "-O1", "-w", "-c"])
+            .arg("-I")
+            .arg(include_dir())
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj)
+            .output()
+            .unwrap(),
+        Command::new(compiler())
+            .arg(&obj)
+            .arg("-o")
+            .arg(&exe)
+            .arg(format!("-L{}", rt.display()))
+            .args(["-Wl,--no-as-needed", "-lc11check_rt"])
+            .arg(format!("-Wl,-rpath,{}", rt.display()))
+            .args(["-pthread", "-ldl"])
+            .output()
+            .unwrap(),
+    ];
+    for out in steps {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    exe
+}
+
+/// Runs `exe` with `env`; its exit status and stderr.
+fn run(exe: &PathBuf, env: &[(&str, &str)]) -> (i32, String) {
+    let out = Command::new(exe)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The number of executions a passing run reports.
+fn executions(err: &str) -> u64 {
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("c11check: no bug found in "))
+        .unwrap_or_else(|| panic!("no verdict in:\n{err}"));
+    line["c11check: no bug found in ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn message_passing_has_three_executions_and_relaxed_flag_races() {
+    let src = |order: &str| {
+        format!(
+            r#"#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+int data;
+atomic_int flag;
+void *producer(void *a) {{ data = 42; atomic_store_explicit(&flag, 1, {order}); return 0; }}
+int main() {{
+  pthread_t t; pthread_create(&t, 0, producer, 0);
+  if (atomic_load_explicit(&flag, memory_order_acquire)) printf("got %d\n", data);
+  pthread_join(t, 0);
+  return 0;
+}}
+"#
+        )
+    };
+    let ok = build("mp_ok", &src("memory_order_release"));
+    let (code, err) = run(&ok, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(executions(&err), 2, "{err}");
+
+    let racy = build("mp_racy", &src("memory_order_relaxed"));
+    let (code, err) = run(&racy, &[]);
+    assert_eq!(code, 1, "{err}");
+    // In the program's terms: its file and lines, its functions.
+    assert!(err.contains("c11check found a data race"), "{err}");
+    assert!(err.contains("mp_racy.c:6:"), "{err}");
+    assert!(err.contains("in producer()"), "{err}");
+    assert!(err.contains("make the store T1.1 at"), "{err}");
+    // The failing execution is replayed with the program's output, and
+    // the replay line re-runs it.
+    assert!(err.contains("replayed with the program's output"), "{err}");
+    let replay = err
+        .lines()
+        .find_map(|l| l.strip_prefix("Replay it with: C11CHECK_REPLAY='"))
+        .and_then(|l| l.split('\'').next())
+        .unwrap_or_else(|| panic!("{err}"))
+        .to_string();
+    let (code, again) = run(&racy, &[("C11CHECK_REPLAY", &replay)]);
+    assert_eq!(code, 1, "{again}");
+    assert!(
+        again.contains("c11check found a data race in execution 1"),
+        "{again}"
+    );
+}
+
+#[test]
+fn each_thread_has_its_own_thread_locals_and_errno() {
+    let exe = build(
+        "tls",
+        r#"#include <pthread.h>
+#include <assert.h>
+#include <errno.h>
+#include <sched.h>
+__thread int tid = 7;
+_Thread_local int twice;
+void *w(void *a) {
+  assert(tid == 7);
+  tid = (int)(long)a; twice = tid * 2; errno = tid;
+  sched_yield();
+  assert(tid == (int)(long)a && twice == tid * 2 && errno == tid);
+  return 0;
+}
+int main() {
+  tid = 100;
+  pthread_t t[3];
+  for (long i = 0; i < 3; i++) pthread_create(&t[i], 0, w, (void *)(i + 1));
+  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+  assert(tid == 100);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn mutexes_order_critical_sections_and_a_lost_update_is_found() {
+    let src = |lock: bool| {
+        let (l, u) = if lock {
+            ("pthread_mutex_lock(&m);", "pthread_mutex_unlock(&m);")
+        } else {
+            ("", "")
+        };
+        format!(
+            r#"#include <pthread.h>
+#include <assert.h>
+#include <stdatomic.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+atomic_int counter;
+void *w(void *a) {{ {l} int v = atomic_load_explicit(&counter, memory_order_relaxed);
+  atomic_store_explicit(&counter, v + 1, memory_order_relaxed); {u} return 0; }}
+int main() {{
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, w, 0);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+  assert(atomic_load(&counter) == 2);
+  return 0;
+}}
+"#
+        )
+    };
+    let (code, err) = run(&build("locked", &src(true)), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(executions(&err), 2, "{err}");
+    let (code, err) = run(&build("unlocked", &src(false)), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("assertion `atomic_load(&counter) == 2` failed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn globals_and_heap_start_afresh_in_every_execution() {
+    // Each execution increments a global and a heap counter once: if
+    // anything survived from the execution before, the assertions fail.
+    let exe = build(
+        "fresh",
+        r#"#include <pthread.h>
+#include <assert.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+int runs;
+atomic_int x;
+void *w(void *a) { atomic_store_explicit(&x, 1, memory_order_relaxed); return 0; }
+int main() {
+  int *p = malloc(sizeof *p);
+  assert(runs == 0);
+  runs++;
+  *p = 5;
+  pthread_t t; pthread_create(&t, 0, w, 0);
+  (void)atomic_load_explicit(&x, memory_order_relaxed);
+  pthread_join(t, 0);
+  free(p);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(executions(&err), 2, "{err}");
+}
+
+#[test]
+fn spin_waits_are_cut_and_counting_loops_are_not() {
+    // A flag wait with no hint ends; a bounded loop that re-reads the same
+    // value 50 times (its counter changes) runs to its end.
+    let exe = build(
+        "loops",
+        r#"#include <pthread.h>
+#include <assert.h>
+#include <stdatomic.h>
+atomic_int flag, seen;
+void *setter(void *a) { atomic_store_explicit(&flag, 1, memory_order_release); return 0; }
+void *counter(void *a) {
+  int sum = 0;
+  for (int i = 0; i < 50; i++) sum += atomic_load_explicit(&seen, memory_order_relaxed);
+  atomic_store_explicit(&seen, sum + 1, memory_order_relaxed);
+  return 0;
+}
+int main() {
+  pthread_t a, b;
+  pthread_create(&a, 0, setter, 0);
+  pthread_create(&b, 0, counter, 0);
+  while (!atomic_load_explicit(&flag, memory_order_acquire)) ;
+  pthread_join(a, 0);
+  pthread_join(b, 0);
+  assert(atomic_load(&seen) == 1);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("it loops"), "{err}");
+}
+
+#[test]
+fn barriers_order_every_arrival_before_every_departure() {
+    let exe = build(
+        "barrier",
+        r#"#include <pthread.h>
+#include <assert.h>
+pthread_barrier_t b;
+int slot[3];
+void *w(void *a) {
+  long i = (long)a;
+  slot[i] = 1;
+  int r = pthread_barrier_wait(&b);
+  for (int j = 0; j < 3; j++) assert(slot[j] == 1);
+  return (void *)(long)(r == PTHREAD_BARRIER_SERIAL_THREAD);
+}
+int main() {
+  pthread_barrier_init(&b, 0, 3);
+  pthread_t t[3];
+  for (long i = 0; i < 3; i++) pthread_create(&t[i], 0, w, (void *)i);
+  long serial = 0;
+  for (int i = 0; i < 3; i++) { void *r; pthread_join(t[i], &r); serial += (long)r; }
+  assert(serial == 1);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    // Each thread that may arrive last, times the two orders the two
+    // others take their permits in.
+    assert_eq!(executions(&err), 6, "{err}");
+}
+
+#[test]
+fn bad_settings_exit_with_status_2() {
+    let exe = build("settings", "int main() { return 0; }\n");
+    let (code, err) = run(&exe, &[("C11CHECK_MODEL", "tso")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown C11CHECK_MODEL"), "{err}");
+}
