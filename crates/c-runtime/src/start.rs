@@ -175,6 +175,8 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     let program = std::env::args()
         .next()
         .unwrap_or_else(|| "the program".into());
+    // `c11check run --json`: the verdict as one JSON object on stdout.
+    let json = std::env::var("C11CHECK_JSON").is_ok_and(|v| v.trim() != "0");
     match result {
         Ok(summary) => {
             let s = &summary.stats;
@@ -208,6 +210,15 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                 s.blocked,
                 s.elapsed.as_secs_f64()
             );
+            if json {
+                println!(
+                    "{{\"verdict\":\"pass\",\"executions\":{},\"blocked\":{},\"seconds\":{:.3},\"cut\":{}}}",
+                    s.executions,
+                    s.blocked,
+                    s.elapsed.as_secs_f64(),
+                    s.cut
+                );
+            }
             // SAFETY: ends the process; the program's atexit handlers,
             // registered once per execution, are not run.
             unsafe { libc::_exit(0) }
@@ -223,15 +234,47 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                 // SAFETY: flushes C's stdio buffers.
                 unsafe { libc::fflush(std::ptr::null_mut()) };
             }
-            eprintln!("{report}");
+            // The report, with the replay said the way a program takes it.
+            let text = report.to_string();
+            let text = text
+                .split("\nReplay it with `c11check::model::Builder")
+                .next()
+                .unwrap_or(&text);
+            eprintln!("{}", text.trim_end());
             eprintln!(
-                "Replay it with: C11CHECK_REPLAY='{}' {program}",
+                "\nReplay it with: C11CHECK_REPLAY='{}' {program}",
                 report.replay
             );
+            if json {
+                println!(
+                    "{{\"verdict\":\"bug\",\"kind\":{},\"message\":{},\"execution\":{},\"replay\":{}}}",
+                    json_string(report.failure.kind.title()),
+                    json_string(&report.failure.message),
+                    report.execution_number,
+                    json_string(&report.replay)
+                );
+            }
             // SAFETY: ends the process.
             unsafe { libc::_exit(1) }
         }
     }
+}
+
+/// `s` as a JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Points the program's stdout at /dev/null; the saved descriptor.

@@ -297,3 +297,48 @@ fn bad_settings_exit_with_status_2() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unknown C11CHECK_MODEL"), "{err}");
 }
+
+#[test]
+fn json_verdicts_for_a_pass_and_a_bug() {
+    let exe = build(
+        "json",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+#include <assert.h>
+atomic_int x;
+void *w(void *a) { atomic_store_explicit(&x, 1, memory_order_relaxed); return 0; }
+int main(int argc, char **argv) {
+  pthread_t t; pthread_create(&t, 0, w, 0);
+  int v = atomic_load_explicit(&x, memory_order_relaxed);
+  pthread_join(t, 0);
+  assert(argc == 1 || v == 0);
+  return 0;
+}
+"#,
+    );
+    let last_line = |args: &[&str]| {
+        let out = Command::new(&exe)
+            .args(args)
+            .env("C11CHECK_JSON", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        (
+            out.status.code(),
+            stdout.lines().last().unwrap_or("").to_string(),
+        )
+    };
+    let (code, line) = last_line(&[]);
+    assert_eq!(code, Some(0));
+    assert!(
+        line.starts_with(r#"{"verdict":"pass","executions":2,"blocked":0,"#),
+        "{line}"
+    );
+    let (code, line) = last_line(&["fail"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        line.starts_with(r#"{"verdict":"bug","kind":"panic","message":"the model's main thread panicked: assertion `argc == 1 || v == 0` failed"#),
+        "{line}"
+    );
+    assert!(line.contains(r#""replay":"c1:"#), "{line}");
+}
