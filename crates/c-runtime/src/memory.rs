@@ -480,6 +480,18 @@ pub fn plain_read(addr: usize, size: usize, site: Site) {
 /// is in use in this execution gets a plain store of what memory now holds
 /// (others are bound from memory on their first use).
 pub fn store_range(lo: usize, hi: usize, site: Site) {
+    store_range_as(lo, hi, site, true)
+}
+
+/// [`store_range`] for a write the runtime made on the program's behalf in
+/// the middle of an operation (a failed compare-exchange's expected value,
+/// a joined thread's result): not a new operation of the program, so not a
+/// loop turn (and the caller's state read at its start is long gone).
+pub fn runtime_stored(lo: usize, hi: usize, site: Site) {
+    store_range_as(lo, hi, site, false)
+}
+
+fn store_range_as(lo: usize, hi: usize, site: Site, program_call: bool) {
     let mut hit: Vec<(usize, usize)> = TABLE.with(|t| {
         let t = t.borrow();
         let bound = |e: &Entry| c11check_runtime::bound_location(&e.cell).is_some();
@@ -495,7 +507,11 @@ pub fn store_range(lo: usize, hi: usize, site: Site) {
         }
     });
     hit.sort_unstable();
-    begin(site);
+    if program_call {
+        begin(site);
+    } else {
+        flush_pending(site);
+    }
     for (addr, size) in hit {
         // SAFETY: inside the range the program just wrote.
         let val = unsafe { read_mem(addr, size.min(hi - addr)) };

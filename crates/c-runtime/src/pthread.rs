@@ -108,7 +108,7 @@ extern "C" fn create_impl(
     THREADS_SPAWNED.with(|n| n.set(n.get().max(id as usize + 1)));
     // SAFETY: the program passes where to put the new thread's id.
     unsafe { *thread = id as libc::pthread_t };
-    memory::store_range(thread as usize, thread as usize + 8, Site::Pc(pc));
+    memory::runtime_stored(thread as usize, thread as usize + 8, Site::Pc(pc));
     0
 }
 with_pc!(pthread_create(t: *mut libc::pthread_t, a: *const libc::pthread_attr_t, s: StartRoutine, arg: *mut c_void) -> c_int, "r8", create_impl);
@@ -137,7 +137,7 @@ extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usiz
         unsafe { *ret = v as *mut c_void };
         // A store of the program's (the model must not give an older one
         // to its next read of it).
-        memory::store_range(ret as usize, ret as usize + 8, Site::Pc(pc));
+        memory::runtime_stored(ret as usize, ret as usize + 8, Site::Pc(pc));
     }
     0
 }

@@ -265,7 +265,7 @@ macro_rules! atomics {
                     // SAFETY: as above.
                     unsafe { *c = old as $t };
                     if shared(c as usize) {
-                        memory::store_range(c as usize, c as usize + $n, site(pc));
+                        memory::runtime_stored(c as usize, c as usize + $n, site(pc));
                     }
                 }
                 ok as i32
