@@ -153,6 +153,8 @@ int main() {
     );
     let (code, err) = run(&exe, &[]);
     assert_eq!(code, 0, "{err}");
+    // Thread-locals are not shared locations: nothing to interleave.
+    assert_eq!(executions(&err), 1, "{err}");
 }
 
 #[test]
@@ -255,6 +257,10 @@ int main() {
     let (code, err) = run(&exe, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("it loops"), "{err}");
+    // The counting loop reads only the initial value, so only main's wait
+    // branches: exact counts, with the one endless wait cut (blocked).
+    assert_eq!(executions(&err), 3, "{err}");
+    assert!(err.contains("(1 blocked)"), "{err}");
 }
 
 #[test]
