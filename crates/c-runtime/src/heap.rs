@@ -54,6 +54,19 @@ pub fn init() {
     let (s, e) = crate::symbols::executable_text();
     TEXT[0].store(s, Relaxed);
     TEXT[1].store(e, Relaxed);
+    let _ = SYSTEM_TEXT.set(crate::symbols::system_text());
+}
+
+/// The code of libc, the loader, the unwinder and this runtime (see
+/// [`crate::symbols::system_text`]).
+static SYSTEM_TEXT: std::sync::OnceLock<Vec<(usize, usize)>> = std::sync::OnceLock::new();
+
+/// Whether the call with return address `pc` comes from libc, the loader,
+/// the unwinder or this runtime: its locks are not the program's.
+pub fn from_system(pc: usize) -> bool {
+    SYSTEM_TEXT
+        .get()
+        .is_some_and(|r| r.iter().any(|&(s, e)| (s..e).contains(&pc)))
 }
 
 /// Empties every arena (zeroing what was used) for a new execution.

@@ -33,8 +33,11 @@
 /// an argument nor preserved.
 macro_rules! with_pc {
     ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, $reg:literal, $imp:path) => {
+        with_pc!(#[unsafe(no_mangle)] $name($($a: $t),*) $(-> $r)?, $reg, $imp);
+    };
+    (#[$attr:meta] $name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, $reg:literal, $imp:path) => {
         #[unsafe(naked)]
-        #[unsafe(no_mangle)]
+        #[$attr]
         /// An entry point the program calls (see the module's documentation).
         ///
         /// # Safety
@@ -83,13 +86,28 @@ pub fn caller_state() -> u64 {
     unsafe { std::ptr::addr_of!(CALLER_STATE).read() }
 }
 
-pub mod bytes;
-pub mod heap;
-pub mod memory;
+/// The C string of an identifier (a libc function's name).
+macro_rules! const_cstr {
+    ($name:ident) => {
+        match std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
+            Ok(s) => s,
+            Err(_) => unreachable!(),
+        }
+    };
+}
+
+#[macro_use]
 pub mod pthread;
+pub mod bytes;
+pub mod cxx;
+pub mod heap;
+pub mod keys;
+pub mod memory;
 pub mod snapshot;
 pub mod start;
 pub mod symbols;
+pub mod sync;
+pub mod threads;
 pub mod tls;
 pub mod tsan;
 

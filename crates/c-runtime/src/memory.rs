@@ -211,6 +211,32 @@ fn set_internal(t: usize, on: bool) -> bool {
     })
 }
 
+thread_local! {
+    /// Per modelled thread: whether its last request was a spin hint of the
+    /// program's (`sched_yield`, a sleep), with no operation since.
+    static JUST_SPUN: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
+}
+
+fn set_just_spun(t: usize, on: bool) -> bool {
+    JUST_SPUN.with(|j| {
+        let mut j = j.borrow_mut();
+        if j.len() <= t {
+            j.resize(t + 1, false);
+        }
+        std::mem::replace(&mut j[t], on)
+    })
+}
+
+/// The program's own hint that it waits (`sched_yield`, a sleep): a
+/// place where a spinning turn may be cut. The loop tracker's hint at the
+/// next operation is left out then: two hints with nothing between would
+/// make an empty turn.
+pub fn program_spin_hint(site: Site) {
+    flush_pending(site);
+    c11check_runtime::spin_hint(site);
+    set_just_spun(c11check_runtime::current_thread() as usize, true);
+}
+
 /// Runs `f`, whose operations belong to one library call at one site.
 pub fn internal<R>(f: impl FnOnce() -> R) -> R {
     let t = c11check_runtime::current_thread() as usize;
@@ -230,9 +256,11 @@ pub fn begin(site: Site) {
     if INTERNAL.with(|i| i.borrow().get(t).copied().unwrap_or(false)) {
         return;
     }
+    let spun = set_just_spun(t, false);
     if let Site::Pc(pc) = site {
         match loop_turn(t, pc, state) {
-            Turn::MayWait => c11check_runtime::spin_hint(site),
+            Turn::MayWait if !spun => c11check_runtime::spin_hint(site),
+            Turn::MayWait => {}
             // Cut without a report, as a failed assumption: GenMC does not
             // count executions that go past `-unroll` either.
             Turn::OverBound => c11check_runtime::block(c11check_model::BlockReason::Assume, site),
@@ -386,6 +414,45 @@ pub fn modelled() -> bool {
     crate::start::running() && c11check_runtime::in_model()
 }
 
+/// The site to show for a call with return address `pc`: itself when the
+/// executable made the call; when a library did (libstdc++'s
+/// `std::thread` calling `pthread_create`), the innermost frame of the
+/// executable on the stack, where the program called into the library.
+pub fn site(pc: usize) -> Site {
+    if crate::heap::from_program(pc) {
+        return Site::Pc(pc);
+    }
+    unsafe extern "C" {
+        fn _Unwind_Backtrace(
+            trace: extern "C" fn(*mut std::ffi::c_void, *mut std::ffi::c_void) -> i32,
+            arg: *mut std::ffi::c_void,
+        ) -> i32;
+        fn _Unwind_GetIP(ctx: *mut std::ffi::c_void) -> usize;
+    }
+    extern "C" fn visit(ctx: *mut std::ffi::c_void, out: *mut std::ffi::c_void) -> i32 {
+        // SAFETY: the unwinder passes a valid context.
+        let ip = unsafe { _Unwind_GetIP(ctx) };
+        if crate::heap::from_program(ip) {
+            // SAFETY: `out` is the `usize` below.
+            unsafe { *(out as *mut usize) = ip };
+            return 5; // _URC_END_OF_STACK: stop here.
+        }
+        0 // _URC_NO_REASON: go on.
+    }
+    let mut found = pc;
+    // SAFETY: walks this thread's stack; the callback only reads it.
+    unsafe { _Unwind_Backtrace(visit, &mut found as *mut usize as *mut std::ffi::c_void) };
+    Site::Pc(found)
+}
+
+/// Whether a call with return address `pc` is the program's, in a
+/// modelled thread: not libc's, the loader's, the unwinder's or this
+/// runtime's own use of a pthread function.
+#[inline]
+pub fn program_call(pc: usize) -> bool {
+    modelled() && !crate::heap::from_system(pc)
+}
+
 /// Turns the current thread's announced plain write, if any, into an event
 /// now that memory holds its value. Every operation starts with this.
 pub fn flush_pending(site: Site) {
@@ -426,6 +493,7 @@ pub fn reset() {
     LOOPS.with(|l| l.borrow_mut().clear());
     INTERNAL.with(|i| i.borrow_mut().clear());
     STACKS.with(|s| s.borrow_mut().clear());
+    JUST_SPUN.with(|j| j.borrow_mut().clear());
 }
 
 /// The program is about to write `size` bytes at `addr` without atomics.

@@ -8,12 +8,12 @@
 //! Outside a modelled thread every call goes to libc's function.
 
 use crate::memory::{self, modelled};
+use crate::sync::Acquire;
 use c11check_model::{Action, BlockReason, MemOrder, RmwOp, Value};
 use c11check_runtime::Site;
 use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// libc's own definition of `name` (the next one after this library's).
 pub(crate) fn next_symbol(name: &CStr) -> *mut c_void {
@@ -25,7 +25,7 @@ pub(crate) fn next_symbol(name: &CStr) -> *mut c_void {
 
 /// Calls libc's `name` with the given function type.
 macro_rules! real {
-    ($name:literal : $ty:ty) => {{
+    ($name:expr ; $ty:ty) => {{
         static P: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let p = *P.get_or_init(|| crate::pthread::next_symbol($name) as usize);
         // SAFETY: `p` is libc's definition of the symbol, of this type.
@@ -33,36 +33,34 @@ macro_rules! real {
     }};
 }
 
-/// What unwinds a modelled thread out of the program's frames.
-enum Unwind {
-    /// `pthread_exit(value)`.
-    ThreadExit(usize),
-    /// `exit(status)`.
-    Exit(c_int),
-}
-
 type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
 /// Runs a thread's start routine; its result (or `pthread_exit`'s value).
 /// A failed assertion or `abort` unwinds on to the runtime, which reports it.
 pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
-    memory::note_stack(c11check_runtime::current_thread() as usize);
     // SAFETY: the program's start routine, with the argument it was given.
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        start(arg as *mut c_void) as usize
-    }));
-    let v = match r {
-        Ok(v) => v,
-        Err(payload) => match payload.downcast::<Unwind>() {
-            Ok(u) => match *u {
-                Unwind::ThreadExit(v) => v,
-                Unwind::Exit(status) => status as usize,
-            },
-            Err(other) => resume_unwind(other),
-        },
-    };
-    memory::flush_pending(Site::caller());
+    run_body(move || unsafe { start(arg as *mut c_void) as usize })
+}
+
+/// Runs a thread's body (a start routine and its argument): its result.
+/// A thread that ends otherwise (`pthread_exit`, `exit`, `abort`, a failed
+/// assertion) does not come back here: see [`end_thread`] and [`fail`].
+pub(crate) fn run_body(body: impl FnOnce() -> usize) -> usize {
     let t = c11check_runtime::current_thread() as usize;
+    memory::note_stack(t);
+    let v = body();
+    thread_ended(v);
+    v
+}
+
+/// What the end of a thread leaves: its thread-specific data destroyed,
+/// its last write an event, its result for `pthread_join`.
+fn thread_ended(v: usize) {
+    let t = c11check_runtime::current_thread() as usize;
+    if t != 0 {
+        crate::keys::run_destructors();
+    }
+    memory::flush_pending(Site::caller());
     RESULTS.with(|r| {
         let mut r = r.borrow_mut();
         if r.len() <= t {
@@ -71,7 +69,20 @@ pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
         r[t] = v;
     });
     memory::forget_stack(t);
-    v
+}
+
+/// Ends the calling thread with result `v` where it stands (no frame of
+/// the program is unwound: C++ destructors do not run, as with libc's
+/// `exit`).
+pub(crate) fn end_thread(v: usize) -> ! {
+    thread_ended(v);
+    c11check_runtime::finish_thread(Ok(Box::new(v)))
+}
+
+/// Fails the execution: the calling thread stops with `msg`.
+pub(crate) fn fail(msg: String) -> ! {
+    memory::flush_pending(Site::caller());
+    c11check_runtime::finish_thread(Err(Box::new(msg)))
 }
 
 thread_local! {
@@ -85,6 +96,39 @@ thread_local! {
 pub fn reset() {
     RESULTS.with(|r| r.borrow_mut().clear());
     THREADS_SPAWNED.with(|n| n.set(1));
+    crate::keys::reset();
+}
+
+/// A modelled thread's `pthread_t`/`thrd_t`: its number plus one, so that
+/// no thread's id is 0 (what `std::thread::id()` means by "no thread").
+pub(crate) fn thread_handle(t: u32) -> u64 {
+    t as u64 + 1
+}
+
+/// The thread a handle names, if it names one of this execution's.
+fn handle_thread(h: u64) -> Option<u32> {
+    let t = h.checked_sub(1)?;
+    (t < THREADS_SPAWNED.with(|n| n.get()) as u64).then_some(t as u32)
+}
+
+/// Starts a modelled thread running `body`; its handle, written at
+/// `handle` as a store of the program's.
+pub(crate) fn spawn_thread(
+    handle: *mut u64,
+    body: impl FnOnce() -> usize + Send + 'static,
+    site: Site,
+) -> u64 {
+    memory::begin(site);
+    let main: c11check_runtime::ThreadMain =
+        Box::new(move || Box::new(run_body(body)) as Box<dyn Any + Send>);
+    memory::note_thread_op();
+    let id = c11check_runtime::spawn(main, site);
+    THREADS_SPAWNED.with(|n| n.set(n.get().max(id as usize + 1)));
+    let h = thread_handle(id);
+    // SAFETY: the program passes where to put the new thread's handle.
+    unsafe { *handle = h };
+    memory::runtime_stored(handle as usize, handle as usize + 8, site);
+    h
 }
 
 extern "C" fn create_impl(
@@ -94,52 +138,54 @@ extern "C" fn create_impl(
     arg: *mut c_void,
     pc: usize,
 ) -> c_int {
-    if !modelled() {
-        let f = real!(c"pthread_create": unsafe extern "C" fn(*mut libc::pthread_t, *const libc::pthread_attr_t, StartRoutine, *mut c_void) -> c_int);
+    if !crate::memory::program_call(pc) {
+        let f = real!(c"pthread_create"; unsafe extern "C" fn(*mut libc::pthread_t, *const libc::pthread_attr_t, StartRoutine, *mut c_void) -> c_int);
         // SAFETY: the program's arguments, passed on.
         return unsafe { f(thread, attr, start, arg) };
     }
-    memory::begin(Site::Pc(pc));
     let arg = arg as usize;
-    let main: c11check_runtime::ThreadMain =
-        Box::new(move || Box::new(run_thread(start, arg)) as Box<dyn Any + Send>);
-    memory::note_thread_op();
-    let id = c11check_runtime::spawn(main, Site::Pc(pc));
-    THREADS_SPAWNED.with(|n| n.set(n.get().max(id as usize + 1)));
-    // SAFETY: the program passes where to put the new thread's id.
-    unsafe { *thread = id as libc::pthread_t };
-    memory::runtime_stored(thread as usize, thread as usize + 8, Site::Pc(pc));
+    spawn_thread(thread, move || run_thread(start, arg), memory::site(pc));
     0
 }
 with_pc!(pthread_create(t: *mut libc::pthread_t, a: *const libc::pthread_attr_t, s: StartRoutine, arg: *mut c_void) -> c_int, "r8", create_impl);
 
-extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
-    if !modelled() {
-        let f = real!(c"pthread_join": unsafe extern "C" fn(libc::pthread_t, *mut *mut c_void) -> c_int);
-        // SAFETY: passed on.
-        return unsafe { f(thread, ret) };
-    }
-    memory::begin(Site::Pc(pc));
-    let me = c11check_runtime::current_thread();
-    if thread as u32 == me {
-        return libc::EDEADLK;
-    }
-    if thread >= THREADS_SPAWNED.with(|n| n.get()) as libc::pthread_t {
-        return libc::ESRCH;
+/// Waits for the thread of handle `h` to end: its result, or an error
+/// number (`EDEADLK` for the calling thread, `ESRCH` for no thread).
+pub(crate) fn join_thread(h: u64, site: Site) -> Result<usize, c_int> {
+    memory::begin(site);
+    let Some(t) = handle_thread(h) else {
+        return Err(libc::ESRCH);
+    };
+    if t == c11check_runtime::current_thread() {
+        return Err(libc::EDEADLK);
     }
     memory::note_thread_op();
     // A thread may be joined more than once (POSIX leaves it undefined;
     // GenMC's tests do it): each join waits for it and reads its result.
-    c11check_runtime::join_wait(thread as u32, Site::Pc(pc));
-    if !ret.is_null() {
-        let v = RESULTS.with(|r| r.borrow().get(thread as usize).copied().unwrap_or(0));
-        // SAFETY: the program passes where to put the thread's result.
-        unsafe { *ret = v as *mut c_void };
-        // A store of the program's (the model must not give an older one
-        // to its next read of it).
-        memory::runtime_stored(ret as usize, ret as usize + 8, Site::Pc(pc));
+    c11check_runtime::join_wait(t, site);
+    Ok(RESULTS.with(|r| r.borrow().get(t as usize).copied().unwrap_or(0)))
+}
+
+extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        let f = real!(c"pthread_join"; unsafe extern "C" fn(libc::pthread_t, *mut *mut c_void) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(thread, ret) };
     }
-    0
+    let site = memory::site(pc);
+    match join_thread(thread, site) {
+        Err(e) => e,
+        Ok(v) => {
+            if !ret.is_null() {
+                // SAFETY: the program passes where to put the thread's result.
+                unsafe { *ret = v as *mut c_void };
+                // A store of the program's (the model must not give an
+                // older one to its next read of it).
+                memory::runtime_stored(ret as usize, ret as usize + 8, site);
+            }
+            0
+        }
+    }
 }
 with_pc!(pthread_join(t: libc::pthread_t, r: *mut *mut c_void) -> c_int, "rdx", join_impl);
 
@@ -147,7 +193,7 @@ with_pc!(pthread_join(t: libc::pthread_t, r: *mut *mut c_void) -> c_int, "rdx", 
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_detach(thread: libc::pthread_t) -> c_int {
     if !modelled() {
-        let f = real!(c"pthread_detach": unsafe extern "C" fn(libc::pthread_t) -> c_int);
+        let f = real!(c"pthread_detach"; unsafe extern "C" fn(libc::pthread_t) -> c_int);
         // SAFETY: passed on.
         return unsafe { f(thread) };
     }
@@ -158,11 +204,11 @@ pub extern "C" fn pthread_detach(thread: libc::pthread_t) -> c_int {
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_self() -> libc::pthread_t {
     if !modelled() {
-        let f = real!(c"pthread_self": unsafe extern "C" fn() -> libc::pthread_t);
+        let f = real!(c"pthread_self"; unsafe extern "C" fn() -> libc::pthread_t);
         // SAFETY: no arguments.
         return unsafe { f() };
     }
-    c11check_runtime::current_thread() as libc::pthread_t
+    thread_handle(c11check_runtime::current_thread())
 }
 
 /// Whether two thread ids are the same thread.
@@ -178,11 +224,11 @@ pub extern "C" fn pthread_equal(a: libc::pthread_t, b: libc::pthread_t) -> c_int
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn pthread_exit(value: *mut c_void) -> ! {
     if !modelled() {
-        let f = real!(c"pthread_exit": unsafe extern "C" fn(*mut c_void) -> !);
+        let f = real!(c"pthread_exit"; unsafe extern "C" fn(*mut c_void) -> !);
         // SAFETY: passed on.
         unsafe { f(value) }
     }
-    resume_unwind(Box::new(Unwind::ThreadExit(value as usize)))
+    end_thread(value as usize)
 }
 
 // ---- mutexes ------------------------------------------------------------------
@@ -220,8 +266,36 @@ fn set_holder(m: usize, t: u32, count: u32) {
     HOLDERS.with(|h| h.borrow_mut().insert(m, (g, t, count)));
 }
 
-fn lock(m: *mut libc::pthread_mutex_t, try_only: bool, pc: usize) -> c_int {
-    let site = Site::Pc(pc);
+/// Takes the lock at `addr` as `how` says: 0, `EBUSY` or `ETIMEDOUT`.
+pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
+    let cell = memory::lock_cell(addr);
+    let wait = |cell| {
+        while !c11check_runtime::access(cell, 0, Action::lock_acquire, site).ok {
+            c11check_runtime::wait_lock(cell, site);
+        }
+    };
+    match how {
+        Acquire::Wait => wait(cell),
+        Acquire::Try | Acquire::Timed => {
+            if !c11check_runtime::access(cell, 0, Action::lock_try, site).ok {
+                if how == Acquire::Try {
+                    return libc::EBUSY;
+                }
+                if crate::sync::explored_choice(site) {
+                    return libc::ETIMEDOUT;
+                }
+                // The execution where it times out is explored too.
+                c11check_runtime::set_waiting(Some(c11check_runtime::TIMED_WAIT));
+                wait(cell);
+                c11check_runtime::set_waiting(None);
+            }
+        }
+    }
+    0
+}
+
+/// Locks mutex `m` as `how` says, minding its kind: 0 or an error number.
+pub(crate) fn lock_mutex(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site) -> c_int {
     memory::begin(site);
     let me = c11check_runtime::current_thread();
     let k = kind(m);
@@ -236,50 +310,25 @@ fn lock(m: *mut libc::pthread_mutex_t, try_only: bool, pc: usize) -> c_int {
             }
         }
     }
-    let cell = memory::lock_cell(m as usize);
-    if try_only {
-        if !c11check_runtime::access(cell, 0, Action::lock_try, site).ok {
-            return libc::EBUSY;
-        }
-    } else {
-        while !c11check_runtime::access(cell, 0, Action::lock_acquire, site).ok {
-            c11check_runtime::wait_lock(cell, site);
-        }
-    }
-    if k == RECURSIVE || k == ERRORCHECK {
+    let r = memory::internal(|| lock_addr(m as usize, how, site));
+    if r == 0 && (k == RECURSIVE || k == ERRORCHECK) {
         set_holder(m as usize, me, 1);
     }
-    0
+    r
 }
 
-extern "C" fn lock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
-    if !modelled() {
-        let f =
-            real!(c"pthread_mutex_lock": unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
-        // SAFETY: passed on.
-        return unsafe { f(m) };
+/// Whether the calling thread may unlock `m` (a recursive or
+/// error-checking mutex must be held by it; other kinds are not checked).
+pub(crate) fn may_unlock(m: *mut libc::pthread_mutex_t) -> bool {
+    let k = kind(m);
+    if k != RECURSIVE && k != ERRORCHECK {
+        return true;
     }
-    lock(m, false, pc)
+    matches!(holder(m as usize), Some((t, _)) if t == c11check_runtime::current_thread())
 }
-with_pc!(pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", lock_impl);
 
-extern "C" fn trylock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
-    if !modelled() {
-        let f = real!(c"pthread_mutex_trylock": unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
-        // SAFETY: passed on.
-        return unsafe { f(m) };
-    }
-    lock(m, true, pc)
-}
-with_pc!(pthread_mutex_trylock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", trylock_impl);
-
-extern "C" fn unlock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
-    if !modelled() {
-        let f = real!(c"pthread_mutex_unlock": unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
-        // SAFETY: passed on.
-        return unsafe { f(m) };
-    }
-    let site = Site::Pc(pc);
+/// Unlocks mutex `m`, minding its kind: 0 or `EPERM`.
+pub(crate) fn unlock_mutex(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
     memory::begin(site);
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
@@ -296,14 +345,43 @@ extern "C" fn unlock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
     c11check_runtime::access(memory::lock_cell(m as usize), 0, Action::lock_release, site);
     0
 }
+
+extern "C" fn lock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        let f =
+            real!(c"pthread_mutex_lock"; unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(m) };
+    }
+    lock_mutex(m, Acquire::Wait, memory::site(pc))
+}
+with_pc!(pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", lock_impl);
+
+extern "C" fn trylock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        let f = real!(c"pthread_mutex_trylock"; unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(m) };
+    }
+    lock_mutex(m, Acquire::Try, memory::site(pc))
+}
+with_pc!(pthread_mutex_trylock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", trylock_impl);
+
+extern "C" fn unlock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        let f = real!(c"pthread_mutex_unlock"; unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
+        // SAFETY: passed on.
+        return unsafe { f(m) };
+    }
+    unlock_mutex(m, memory::site(pc))
+}
 with_pc!(pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", unlock_impl);
 
 // ---- yielding, sleeping ---------------------------------------------------------
 
 extern "C" fn yield_impl(pc: usize) -> c_int {
     if modelled() {
-        memory::flush_pending(Site::Pc(pc));
-        c11check_runtime::spin_hint(Site::Pc(pc));
+        memory::program_spin_hint(memory::site(pc));
     }
     0
 }
@@ -329,28 +407,40 @@ pub extern "C-unwind" fn __assert_fail(
         }
     };
     let msg = format!(
-        "assertion `{}` failed at {}:{line} in {}()",
+        "assertion `{}` failed at {}:{line} in {}",
         text(expr),
         text(file),
-        text(func)
+        crate::symbols::function_name(&text(func))
     );
     if !modelled() {
         eprintln!("c11check: {msg} (outside the model)");
         // SAFETY: ends the process.
         unsafe { libc::_exit(134) }
     }
-    resume_unwind(Box::new(msg))
+    fail(msg)
+}
+
+/// CDSChecker's `MODEL_ASSERT` (see `include/cdschecker/model-assert.h`):
+/// as a failed `assert`, also under `NDEBUG`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn c11check_assert_fail(
+    expr: *const c_char,
+    file: *const c_char,
+    line: u32,
+    func: *const c_char,
+) -> ! {
+    __assert_fail(expr, file, line, func)
 }
 
 /// `abort()`: the execution fails.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn abort() -> ! {
     if !modelled() {
-        let f = real!(c"abort": unsafe extern "C" fn() -> !);
+        let f = real!(c"abort"; unsafe extern "C" fn() -> !);
         // SAFETY: no arguments.
         unsafe { f() }
     }
-    resume_unwind(Box::new("the program called abort()".to_string()))
+    fail("the program called abort()".to_string())
 }
 
 /// `exit(status)` in a modelled thread ends that thread (the others run to
@@ -358,19 +448,19 @@ pub extern "C-unwind" fn abort() -> ! {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn exit(status: c_int) -> ! {
     if !modelled() {
-        let f = real!(c"exit": unsafe extern "C" fn(c_int) -> !);
+        let f = real!(c"exit"; unsafe extern "C" fn(c_int) -> !);
         // SAFETY: passed on.
         unsafe { f(status) }
     }
-    resume_unwind(Box::new(Unwind::Exit(status)))
+    end_thread(status as u32 as usize)
 }
 
 // ---- GenMC's verifier functions ----------------------------------------------------
 
 extern "C" fn assume_impl(cond: c_int, pc: usize) {
     if modelled() && cond == 0 {
-        memory::flush_pending(Site::Pc(pc));
-        c11check_runtime::block(BlockReason::Assume, Site::Pc(pc));
+        memory::flush_pending(memory::site(pc));
+        c11check_runtime::block(BlockReason::Assume, memory::site(pc));
     }
 }
 with_pc!(__VERIFIER_assume(c: c_int), "rsi", assume_impl);
@@ -391,8 +481,7 @@ pub extern "C" fn __VERIFIER_spin_start() {}
 
 extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
     if modelled() && cond == 0 {
-        memory::flush_pending(Site::Pc(pc));
-        c11check_runtime::spin_hint(Site::Pc(pc));
+        memory::program_spin_hint(memory::site(pc));
     }
 }
 with_pc!(__VERIFIER_spin_end(c: c_int), "rsi", spin_end_impl);
@@ -415,8 +504,8 @@ extern "C" fn barrier_init_impl(
     count: u32,
     pc: usize,
 ) -> c_int {
-    if !modelled() {
-        let f = real!(c"pthread_barrier_init": unsafe extern "C" fn(*mut libc::pthread_barrier_t, *const libc::pthread_barrierattr_t, u32) -> c_int);
+    if !crate::memory::program_call(pc) {
+        let f = real!(c"pthread_barrier_init"; unsafe extern "C" fn(*mut libc::pthread_barrier_t, *const libc::pthread_barrierattr_t, u32) -> c_int);
         // SAFETY: passed on.
         return unsafe { f(b, attr, count) };
     }
@@ -436,7 +525,7 @@ extern "C" fn barrier_init_impl(
         *words.add(2) = 0;
         *words.add(3) = 0;
     }
-    memory::store_range(b as usize, b as usize + 32, Site::Pc(pc));
+    memory::store_range(b as usize, b as usize + 32, memory::site(pc));
     0
 }
 with_pc!(pthread_barrier_init(b: *mut libc::pthread_barrier_t, a: *const libc::pthread_barrierattr_t, n: u32) -> c_int, "rcx", barrier_init_impl);
@@ -452,8 +541,8 @@ with_pc!(pthread_barrier_init(b: *mut libc::pthread_barrier_t, a: *const libc::p
 /// (acquire), waiting until there is one. Every arrival happens before
 /// every departure.
 extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c_int {
-    if !modelled() {
-        let f = real!(c"pthread_barrier_wait": unsafe extern "C" fn(*mut libc::pthread_barrier_t) -> c_int);
+    if !crate::memory::program_call(pc) {
+        let f = real!(c"pthread_barrier_wait"; unsafe extern "C" fn(*mut libc::pthread_barrier_t) -> c_int);
         // SAFETY: passed on.
         return unsafe { f(b) };
     }
@@ -476,7 +565,7 @@ extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c
         e.1 += 1;
         e.1
     });
-    let site = Site::Pc(pc);
+    let site = memory::site(pc);
     memory::begin(site);
     memory::BARRIERS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
     memory::internal(|| barrier_wait(b as usize, count, round, site))

@@ -38,12 +38,97 @@ pub fn executable_text() -> (usize, usize) {
     out
 }
 
+/// The code of the libraries whose own locking is not the program's: libc,
+/// the dynamic loader, libgcc's unwinder and this runtime. Their calls to
+/// `pthread_mutex_lock` and the like (the unwinder's lock while a thread
+/// ends, say) go to libc's functions, not the model. Code of other
+/// libraries (libstdc++'s `condition_variable::wait`) is the program's.
+pub fn system_text() -> Vec<(usize, usize)> {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        out: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes a valid entry; `out` is our vector.
+        let (info, out) = unsafe { (&*info, &mut *(out as *mut Vec<(usize, usize)>)) };
+        if info.dlpi_name.is_null() {
+            return 0;
+        }
+        // SAFETY: a C string of the loader's.
+        let name = unsafe { std::ffi::CStr::from_ptr(info.dlpi_name) }.to_string_lossy();
+        let file = name.rsplit('/').next().unwrap_or("");
+        let system = ["libc.so", "ld-linux", "libgcc_s.so", "libc11check_rt.so"]
+            .iter()
+            .any(|s| file.starts_with(s));
+        if !system {
+            return 0;
+        }
+        let base = info.dlpi_addr as usize;
+        // SAFETY: `dlpi_phdr` points to `dlpi_phnum` program headers.
+        let headers =
+            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+        for h in headers {
+            if h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_X != 0 {
+                out.push((
+                    base + h.p_vaddr as usize,
+                    base + (h.p_vaddr + h.p_memsz) as usize,
+                ));
+            }
+        }
+        0
+    }
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // SAFETY: the callback only reads the loader's entries.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut out as *mut _ as *mut libc::c_void) };
+    out
+}
+
+/// The name of the library holding `pc` and of the symbol before it.
+fn library_symbol(pc: usize) -> Option<String> {
+    // SAFETY: a zeroed `Dl_info` is a valid place for dladdr's answer.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables.
+    if unsafe { libc::dladdr(pc as *const libc::c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
+        return None;
+    }
+    // SAFETY: C strings of the loader's.
+    let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    let file = file.rsplit('/').next().unwrap_or("").to_string();
+    if info.dli_sname.is_null() {
+        return Some(format!("{pc:#x} in {file}"));
+    }
+    // SAFETY: as above.
+    let sym = unsafe { std::ffi::CStr::from_ptr(info.dli_sname) }.to_string_lossy();
+    Some(format!("{pc:#x} in {} of {file}", function_name(&sym)))
+}
+
+/// A source position of a frame: file, line, column, function.
+type FrameLine = (String, Option<u32>, Option<u32>, Option<String>);
+
+/// A function's name as its source calls it: C++ names demangled (with
+/// their parameter types), C names followed by `()`.
+pub fn function_name(symbol: &str) -> String {
+    let name = addr2line::demangle_auto(symbol.into(), None);
+    if name.contains('(') {
+        name.into_owned()
+    } else {
+        format!("{name}()")
+    }
+}
+
 /// The executable's debug information, read on first use.
 static LOADER: Mutex<Option<Option<addr2line::Loader>>> = Mutex::new(None);
 
 /// `file:line` (and the function) of the call whose return address is
 /// `pc`; the bare address when the program has no debug information.
 pub fn describe(pc: usize) -> String {
+    if !crate::heap::from_program(pc) {
+        if let Some(s) = library_symbol(pc) {
+            return s;
+        }
+    }
     let mut loader = LOADER.lock().unwrap_or_else(|e| e.into_inner());
     let loader = loader.get_or_insert_with(|| {
         let exe = std::fs::read_link("/proc/self/exe").ok()?;
@@ -54,28 +139,48 @@ pub fn describe(pc: usize) -> String {
     };
     // The call instruction ends just before the return address.
     let probe = (pc - 1).wrapping_sub(BIAS.load(Relaxed)) as u64;
-    let function = loader
-        .find_symbol(probe)
-        .map(|s| format!(" in {}()", s))
-        .unwrap_or_default();
-    match loader.find_location(probe) {
-        Ok(Some(loc)) => {
-            let file = loc.file.unwrap_or("?");
-            let file = std::env::current_dir()
-                .ok()
-                .and_then(|d| {
-                    std::path::Path::new(file)
-                        .strip_prefix(d)
-                        .ok()
-                        .map(|p| p.display().to_string())
-                })
-                .unwrap_or_else(|| file.to_string());
-            match (loc.line, loc.column) {
-                (Some(l), Some(c)) if c > 0 => format!("{file}:{l}:{c}{function}"),
-                (Some(l), _) => format!("{file}:{l}{function}"),
-                _ => format!("{file}{function}"),
+    let symbol = loader.find_symbol(probe).map(function_name);
+    // Of the frames inlined at this address, the innermost one in the
+    // program's own sources (not a system header such as libstdc++'s).
+    let mut chosen: Option<FrameLine> = None;
+    if let Ok(mut frames) = loader.find_frames(probe) {
+        while let Ok(Some(frame)) = frames.next() {
+            let Some(loc) = frame.location else { continue };
+            let Some(file) = loc.file else { continue };
+            let function = frame
+                .function
+                .and_then(|f| f.raw_name().ok().map(|n| function_name(&n)));
+            let own = !file.starts_with("/usr/");
+            if chosen.is_none() || own {
+                chosen = Some((file.to_string(), loc.line, loc.column, function));
+            }
+            if own {
+                break;
             }
         }
-        _ => format!("{pc:#x}{function}"),
+    }
+    let Some((file, line, column, function)) = chosen else {
+        return format!(
+            "{pc:#x}{}",
+            symbol.map(|s| format!(" in {s}")).unwrap_or_default()
+        );
+    };
+    let function = function
+        .or(symbol)
+        .map(|f| format!(" in {f}"))
+        .unwrap_or_default();
+    let file = std::env::current_dir()
+        .ok()
+        .and_then(|d| {
+            std::path::Path::new(&file)
+                .strip_prefix(d)
+                .ok()
+                .map(|p| p.display().to_string())
+        })
+        .unwrap_or(file);
+    match (line, column) {
+        (Some(l), Some(c)) if c > 0 => format!("{file}:{l}:{c}{function}"),
+        (Some(l), _) => format!("{file}:{l}{function}"),
+        _ => format!("{file}{function}"),
     }
 }

@@ -4,76 +4,8 @@
 
 mod common;
 
-use common::{compiler, include_dir, runtime_dir};
-use std::path::PathBuf;
+use common::{build, executions, run};
 use std::process::Command;
-
-/// Builds `source` (C) with `-O1` into a fresh executable: compiled with
-/// `-fsanitize=thread`, then linked against the runtime without it (with
-/// it, libtsan would be linked in too).
-fn build(name: &str, source: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("c11check-programs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{name}.c"));
-    std::fs::write(&src, source).unwrap();
-    let (obj, exe) = (dir.join(format!("{name}.o")), dir.join(name));
-    let rt = runtime_dir();
-    let steps = [
-        Command::new(compiler())
-            .args(["-fsanitize=thread", "-g", "-O1", "-w", "-c"])
-            .arg("-I")
-            .arg(include_dir())
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj)
-            .output()
-            .unwrap(),
-        Command::new(compiler())
-            .arg(&obj)
-            .arg("-o")
-            .arg(&exe)
-            .arg(format!("-L{}", rt.display()))
-            .args(["-Wl,--no-as-needed", "-lc11check_rt"])
-            .arg(format!("-Wl,-rpath,{}", rt.display()))
-            .args(["-pthread", "-ldl"])
-            .output()
-            .unwrap(),
-    ];
-    for out in steps {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    exe
-}
-
-/// Runs `exe` with `env`; its exit status and stderr.
-fn run(exe: &PathBuf, env: &[(&str, &str)]) -> (i32, String) {
-    let out = Command::new(exe)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// The number of executions a passing run reports.
-fn executions(err: &str) -> u64 {
-    let line = err
-        .lines()
-        .find(|l| l.starts_with("c11check: no bug found in "))
-        .unwrap_or_else(|| panic!("no verdict in:\n{err}"));
-    line["c11check: no bug found in ".len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
 
 #[test]
 fn message_passing_has_three_executions_and_relaxed_flag_races() {

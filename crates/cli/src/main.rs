@@ -28,7 +28,9 @@ enum Command {
     /// Run herd7-style C litmus tests (files, or directories searched for *.litmus).
     Litmus(LitmusArgs),
     /// Compile and/or link a C program for checking (a drop-in `CC`): adds
-    /// `-fsanitize=thread -g` and links c11check's runtime.
+    /// `-fsanitize=thread -g` and c11check's headers (`genmc.h`), and links
+    /// c11check's runtime. `--cdschecker` first: CDSChecker's headers
+    /// (`threads.h` with `user_main`, `model-assert.h`, `librace.h`).
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -98,11 +98,71 @@ fn run(cmd: &mut Command) -> Result<(), ExitCode> {
     }
 }
 
+/// The headers c11check offers programs, by path under the include
+/// directory: GenMC's `genmc.h`, and under `cdschecker/` CDSChecker's.
+const HEADERS: &[(&str, &str)] = &[
+    ("genmc.h", include_str!("../../c-runtime/include/genmc.h")),
+    (
+        "cdschecker/threads.h",
+        include_str!("../../c-runtime/include/cdschecker/threads.h"),
+    ),
+    (
+        "cdschecker/stdatomic.h",
+        include_str!("../../c-runtime/include/cdschecker/stdatomic.h"),
+    ),
+    (
+        "cdschecker/model-assert.h",
+        include_str!("../../c-runtime/include/cdschecker/model-assert.h"),
+    ),
+    (
+        "cdschecker/condition_variable",
+        include_str!("../../c-runtime/include/cdschecker/condition_variable"),
+    ),
+    (
+        "cdschecker/librace.h",
+        include_str!("../../c-runtime/include/cdschecker/librace.h"),
+    ),
+];
+
+/// The directory holding [`HEADERS`]: written once per version of them
+/// under the temporary directory (this binary carries them, so an
+/// installed `c11check` needs no source tree).
+pub fn include_dir() -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    HEADERS.hash(&mut h);
+    let dir = std::env::temp_dir().join(format!("c11check-include-{:016x}", h.finish()));
+    if HEADERS.iter().all(|(p, _)| dir.join(p).is_file()) {
+        return Ok(dir);
+    }
+    // Written beside and renamed into place: builds may run in parallel.
+    let part = dir.with_extension(format!("part{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        for (p, text) in HEADERS {
+            let f = part.join(p);
+            std::fs::create_dir_all(f.parent().unwrap_or(&part))?;
+            std::fs::write(f, text)?;
+        }
+        Ok(())
+    };
+    let result = write().and_then(|()| std::fs::rename(&part, &dir));
+    let _ = std::fs::remove_dir_all(&part);
+    match result {
+        Ok(()) => Ok(dir),
+        // Another build put them there meanwhile.
+        Err(_) if HEADERS.iter().all(|(p, _)| dir.join(p).is_file()) => Ok(dir),
+        Err(e) => Err(format!(
+            "cannot write c11check's headers to {}: {e}",
+            dir.display()
+        )),
+    }
+}
+
 /// `c11check cc ARGS...`: the compiler with `-fsanitize=thread -g` when
 /// compiling and the runtime when linking. In one command that compiles
 /// and links, each source is compiled on its own first (given
 /// `-fsanitize=thread`, the link would pull in libtsan).
-pub fn cc(args: Vec<String>, cxx: bool) -> ExitCode {
+pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
     let cc = match compiler(cxx) {
         Ok(c) => c,
         Err(e) => {
@@ -110,12 +170,35 @@ pub fn cc(args: Vec<String>, cxx: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let instrument = ["-fsanitize=thread", "-g"];
+    let cdschecker = args.first().is_some_and(|a| a == "--cdschecker");
+    if cdschecker {
+        args.remove(0);
+    }
+    let include = match include_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("c11check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut instrument: Vec<OsString> = vec!["-fsanitize=thread".into(), "-g".into()];
+    if cdschecker {
+        let mut i = OsString::from("-I");
+        i.push(include.join("cdschecker"));
+        instrument.push(i);
+    }
+    // After the program's own -I options: `genmc.h` is found only when the
+    // program has none of its own.
+    let mut idirafter = vec![OsString::from("-idirafter"), include.into_os_string()];
     let compile_only = args
         .iter()
         .any(|a| a == "-c" || a == "-S" || a == "-E" || a == "-M" || a == "-MM");
     if compile_only {
-        return match run(Command::new(&cc).args(instrument).args(&args)) {
+        return match run(Command::new(&cc)
+            .args(&instrument)
+            .args(&args)
+            .args(idirafter.drain(..)))
+        {
             Ok(()) => ExitCode::SUCCESS,
             Err(c) => c,
         };
@@ -173,8 +256,9 @@ pub fn cc(args: Vec<String>, cxx: bool) -> ExitCode {
                 k += 1;
                 let obj = scratch.join(format!("{k}.o"));
                 run(Command::new(&cc)
-                    .args(instrument)
+                    .args(&instrument)
                     .args(&compile_flags)
+                    .args(&idirafter)
                     .arg("-c")
                     .arg(a)
                     .arg("-o")

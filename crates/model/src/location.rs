@@ -579,6 +579,14 @@ pub fn highest_write_ending_mo<K: Ord>(
         }
     }
     let source_of = |w: EventId| writes.iter().find(|x| x.0 == w).and_then(|x| x.1);
+    // Each write's readers, found by a binary search of the reads sorted
+    // by source (a location of a long spin has hundreds of each).
+    reads.sort_unstable_by_key(|&(r, s)| (s, r));
+    let readers = |w: EventId| -> &[(EventId, EventId)] {
+        let lo = reads.partition_point(|&(_, s)| s < w);
+        let hi = lo + reads[lo..].partition_point(|&(_, s)| s == w);
+        &reads[lo..hi]
+    };
     let can_end = |x: EventId| {
         // Nothing may read `x` and write (atomicity puts that after it).
         if writes.iter().any(|&(y, s)| s == Some(x) && y != x) {
@@ -591,12 +599,13 @@ pub fn highest_write_ending_mo<K: Ord>(
             cur = if c.is_init() { None } else { source_of(c) };
         }
         let edge_out = |a: EventId, y: EventId| {
+            let (ra, ry) = (readers(a), readers(y));
             hb(a, y)
-                || reads.iter().any(|&(r, s)| s == y && hb(a, r))
-                || reads.iter().any(|&(r, s)| s == a && hb(r, y))
-                || reads
+                || ry.iter().any(|&(r, _)| hb(a, r))
+                || ra.iter().any(|&(r, _)| hb(r, y))
+                || ra
                     .iter()
-                    .any(|&(r1, s1)| s1 == a && reads.iter().any(|&(r2, s2)| s2 == y && hb(r1, r2)))
+                    .any(|&(r1, _)| ry.iter().any(|&(r2, _)| hb(r1, r2)))
         };
         // The writes outside the chain, listed once (on a location of
         // RMWs the chain holds most of them).

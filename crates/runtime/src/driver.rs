@@ -247,6 +247,12 @@ impl FiberDriver {
                     }
                     Pending::Finished
                 }
+                CoroutineResult::Yield(Request::Finish) => {
+                    if let Some(f) = self.slot(t).fiber.take() {
+                        crate::fiber::retire(f, t as usize, &mut self.stacks);
+                    }
+                    Pending::Finished
+                }
                 CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
                 CoroutineResult::Yield(Request::Spin { site }) => {
                     if self.spin_is_idle(g, t, site) {
@@ -333,16 +339,26 @@ impl FiberDriver {
         let marks = &mut self.slot(t).spin_marks;
         marks.push((done, site));
         let n = marks.len();
-        if n < 2 || marks[n - 2].1 != site {
+        // The hints made at this place before: the iteration before this
+        // hint's began at the last one. (Hints made elsewhere, such as a C
+        // loop's `sched_yield` and the runtime's hint at the loop's head,
+        // may sit in between; only the last few are looked at.)
+        let mut same_site = marks[..n - 1]
+            .iter()
+            .rev()
+            .take(64)
+            .filter(|m| m.1 == site)
+            .map(|m| m.0);
+        let Some(b) = same_site.next() else {
             return false;
-        }
-        let (b, c) = (marks[n - 2].0, marks[n - 1].0);
+        };
+        let c = done;
         if b == c || c - b > b {
             return false;
         }
         let a = b - (c - b);
-        // The earlier iteration lies within the turn before hint `b`.
-        if n >= 3 && a < marks[n - 3].0 {
+        // The earlier iteration lies after the hint at this place before it.
+        if same_site.next().is_some_and(|before| a < before) {
             return false;
         }
         // Fences may sit in the loop (a seqlock reader's acquire fence): the

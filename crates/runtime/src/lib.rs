@@ -139,6 +139,9 @@ pub(crate) enum Request {
     Spawn { main: ThreadMain, site: Site },
     /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut.
     Spin { site: Site },
+    /// The thread ended without returning (see [`finish_thread`]): its
+    /// result is recorded, its fiber is never resumed.
+    Finish,
 }
 
 pub(crate) type FiberYielder = Yielder<Outcome, Request>;
@@ -631,6 +634,35 @@ fn suspend(req: Request) -> Outcome {
     // received; that coroutine is the one executing this code, so the yielder
     // is alive and used from its own stack.
     unsafe { (*y).suspend(req) }
+}
+
+/// Ends the calling modelled thread at once with `result`, as if its body
+/// had returned it (a panic payload fails the execution), without
+/// unwinding its stack: a C program's `abort()` or `exit()` runs no
+/// destructor of the frames it leaves, and C++ frames would not let a Rust
+/// panic through them (a joinable `std::thread` on the way terminates).
+pub fn finish_thread(result: ThreadResult) -> ! {
+    run_before_op_hook();
+    let y = with_shared(|s| {
+        assert!(
+            s.in_fiber,
+            "c11check: a modelled thread ended outside the model's threads"
+        );
+        let t = s.current as usize;
+        if let Err(payload) = &result {
+            let msg = panic_message(payload.as_ref());
+            s.panics.push((t as u32, msg, None));
+        }
+        if s.results.len() <= t {
+            s.results.resize_with(t + 1, || None);
+        }
+        s.results[t] = Some(result);
+        s.yielders[t]
+    });
+    let y = y.expect("c11check: no running fiber");
+    // SAFETY: as in `suspend`: the yielder of the coroutine running this.
+    unsafe { (*y).suspend(Request::Finish) };
+    unreachable!("c11check: a finished thread was resumed")
 }
 
 /// Performs a visible memory access on the object whose location is `cell`

@@ -123,6 +123,10 @@ struct Thread {
     /// store to read (a compare-exchange that may have failed spuriously
     /// does not count).
     turn_clean: bool,
+    /// Whether it performed an operation since its last `yield_now`: two
+    /// hints in a row (a C loop's `sched_yield` and the runtime's hint at
+    /// the loop's head) make no turn, and tell nothing about the next.
+    turn_ops: bool,
     /// A hash of the failed compare-exchanges of its current turn (what each
     /// expected and read), and of its turn before: a loop that feeds the
     /// value a failure read into its next attempt does not repeat a turn,
@@ -243,6 +247,7 @@ impl<'a> Execution<'a> {
                 park_considered: false,
                 reads_hash: 0,
                 turn_clean: true,
+                turn_ops: false,
                 turn_cas: 0,
                 last_turn_cas: 0,
                 turn_start: 0,
@@ -273,6 +278,12 @@ impl<'a> Execution<'a> {
             CoroutineResult::Return(()) => {
                 if let Some(f) = self.threads[t].fiber.take() {
                     self.stacks.put(t, f.into_stack());
+                }
+                Pending::Finished
+            }
+            CoroutineResult::Yield(Request::Finish) => {
+                if let Some(f) = self.threads[t].fiber.take() {
+                    crate::fiber::retire(f, t, self.stacks);
                 }
                 Pending::Finished
             }
@@ -431,9 +442,15 @@ impl<'a> Execution<'a> {
                 .expect("a runnable thread waits");
             let tid = t as u32;
             match pending {
+                Pending::Spin if !self.threads[t].turn_ops => {
+                    // No operation since the last hint: not a turn.
+                    spinning[t] = true;
+                    self.resume(t, Outcome::default());
+                }
                 Pending::Spin => {
                     spinning[t] = true;
                     let th = &mut self.threads[t];
+                    th.turn_ops = false;
                     let repeats = th.turn_cas == th.last_turn_cas;
                     th.stuck_at = (th.turn_clean && repeats && th.turn_start == self.progress)
                         .then_some(self.progress);
@@ -583,6 +600,7 @@ impl<'a> Execution<'a> {
     /// comes back as a failure.
     fn perform(&mut self, t: usize, action: Action, site: Site) -> Option<Failure> {
         let tid = t as u32;
+        self.threads[t].turn_ops = true;
         let (mut seq, mut read_from) = (None, None);
         // A compare-exchange that fails is a load (judged below).
         if !matches!(

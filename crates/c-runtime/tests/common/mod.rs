@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -44,6 +45,19 @@ pub fn runtime_dir() -> PathBuf {
 /// The compiler the tests use: `$C11CHECK_TEST_CC`, else `cc`.
 pub fn compiler() -> String {
     std::env::var("C11CHECK_TEST_CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// The C++ compiler the tests use: `$C11CHECK_TEST_CXX`, else the C++
+/// driver of the C compiler (`clang++` for `clang`), else `c++`.
+pub fn cxx_compiler() -> String {
+    std::env::var("C11CHECK_TEST_CXX").unwrap_or_else(|_| {
+        let cc = compiler();
+        match cc.as_str() {
+            "clang" => "clang++".into(),
+            "gcc" => "g++".into(),
+            _ => "c++".into(),
+        }
+    })
 }
 
 /// The compatibility headers (`genmc.h`).
@@ -260,7 +274,7 @@ pub struct Run {
 }
 
 /// Builds `case` into `out` (an executable); the compiler's complaint if it fails.
-pub fn build(case: &Case, out: &Path) -> Result<(), String> {
+pub fn build_case(case: &Case, out: &Path) -> Result<(), String> {
     let cc = compiler();
     let obj = out.with_extension("o");
     let o = Command::new(&cc)
@@ -398,7 +412,7 @@ pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
                 let Some(case) = cases.get(i) else { break };
                 let exe = scratch.join(format!("t{i}"));
                 let start = Instant::now();
-                let outcome = match build(case, &exe) {
+                let outcome = match build_case(case, &exe) {
                     Err(e) => Outcome::CompileError(e),
                     Ok(()) => {
                         // GenMC checks safety, not liveness (unless asked to).
@@ -470,4 +484,103 @@ pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
         );
     }
     runs
+}
+
+/// Builds `source` (C) with `-O1` into a fresh executable: compiled with
+/// `-fsanitize=thread`, then linked against the runtime without it (with
+/// it, libtsan would be linked in too).
+pub fn build(name: &str, source: &str) -> PathBuf {
+    build_with(name, source, Lang::C, &[])
+}
+
+/// The language of a test program.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    C,
+    /// C++20.
+    Cxx,
+}
+
+/// Builds `source` as [`build`] does, in `lang`, with `flags` added when
+/// compiling.
+pub fn build_with(name: &str, source: &str, lang: Lang, flags: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("c11check-programs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ext = if lang == Lang::Cxx { "cc" } else { "c" };
+    let src = dir.join(format!("{name}.{ext}"));
+    std::fs::write(&src, source).unwrap();
+    build_sources(name, &[src], lang, flags)
+}
+
+/// Compiles `sources` (each on its own) and links them against the
+/// runtime into `name` in a scratch directory.
+pub fn build_sources(name: &str, sources: &[PathBuf], lang: Lang, flags: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("c11check-programs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(name);
+    let rt = runtime_dir();
+    let cc = if lang == Lang::Cxx {
+        cxx_compiler()
+    } else {
+        compiler()
+    };
+    let mut steps = Vec::new();
+    let mut objects = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let obj = dir.join(format!("{name}.{i}.o"));
+        let mut c = Command::new(&cc);
+        c.args(["-fsanitize=thread", "-g", "-O1", "-w", "-c"]);
+        if lang == Lang::Cxx {
+            c.arg("-std=c++20");
+        }
+        c.args(flags).arg("-idirafter").arg(include_dir());
+        steps.push(c.arg(src).arg("-o").arg(&obj).output().unwrap());
+        objects.push(obj);
+    }
+    steps.push(
+        Command::new(&cc)
+            .args(&objects)
+            .arg("-o")
+            .arg(&exe)
+            .arg(format!("-L{}", rt.display()))
+            .args(["-Wl,--no-as-needed", "-lc11check_rt"])
+            .arg(format!("-Wl,-rpath,{}", rt.display()))
+            .args(["-pthread", "-ldl"])
+            .output()
+            .unwrap(),
+    );
+    for out in steps {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    exe
+}
+
+/// Runs `exe` with `env`; its exit status and stderr.
+pub fn run(exe: &Path, env: &[(&str, &str)]) -> (i32, String) {
+    let out = Command::new(exe)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The number of executions a passing run reports.
+pub fn executions(err: &str) -> u64 {
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("c11check: no bug found in "))
+        .unwrap_or_else(|| panic!("no verdict in:\n{err}"));
+    line["c11check: no bug found in ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }

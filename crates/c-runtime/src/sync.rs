@@ -1,0 +1,750 @@
+//! Condition variables, read-write locks, `pthread_once`, spin locks, timed
+//! lock acquisitions and sleeping, as the program calls them.
+//!
+//! Each is built from the model's actions on locations at the object's
+//! address, the way the Rust API's `Condvar` and `RwLock` are:
+//! - a condition variable is two seq_cst counters, its waiters (at `c`)
+//!   and its wake-up tokens (at `c + 8`); a waiter registers, releases the
+//!   mutex and takes a token (waiting until there is one, at no cost of an
+//!   execution), a signal turns one registration into a token, a broadcast
+//!   all of them. A wait may also wake spuriously (not twice in a row in a
+//!   thread, which would bring nothing new), and a timed wait may time out:
+//!   the explorer tries both;
+//! - a read-write lock is a count of `PERMITS` shares at its address: a
+//!   reader takes one, a writer all (acquire), an unlock gives them back
+//!   (release);
+//! - `pthread_once` runs its routine under a lock at the flag's address,
+//!   so every caller happens after the routine;
+//! - a spin lock is a mutex; a timed acquisition that would have to wait
+//!   either times out or waits, both explored;
+//! - sleeping is yielding: a loop that sleeps until something changes is
+//!   a wait, cut as a spin loop is.
+//!
+//! Only the objects' addresses are used, never their contents (glibc's
+//! static initializers are all zeros), so an object is ready at its
+//! first use in each execution.
+
+use crate::memory;
+use crate::pthread::{lock_addr, lock_mutex, may_unlock, unlock_mutex};
+use c11check_model::{Action, MemOrder, RmwOp, Value};
+use c11check_runtime::{access, LocCell, Site};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::c_int;
+
+/// A choice the explorer makes both ways: a weak compare-exchange on a
+/// fresh location fails or not (marked for reports as such a choice).
+pub(crate) fn explored_choice(site: Site) -> bool {
+    let cell = LocCell::new();
+    !access(
+        &cell,
+        0,
+        |loc| Action::Cas {
+            loc,
+            expected: 0,
+            new: c11check_runtime::CHOICE_MARK,
+            success: MemOrder::Relaxed,
+            failure: MemOrder::Relaxed,
+            weak: true,
+            lock: false,
+            take: false,
+        },
+        site,
+    )
+    .ok
+}
+
+/// A seq_cst read-modify-write of the counter at `addr` (initially 0).
+fn counter_rmw(addr: usize, op: RmwOp, operand: Value, site: Site) -> Value {
+    access(
+        memory::lock_cell(addr),
+        0,
+        |loc| Action::Rmw {
+            loc,
+            ord: MemOrder::SeqCst,
+            op,
+            operand,
+            width: c11check_model::Width::U64,
+        },
+        site,
+    )
+    .val
+}
+
+/// Takes `n` from the count at `addr` (which starts at `init`), waiting
+/// while it is below `n` when `waits`; whether it took them.
+fn take(addr: usize, init: Value, n: Value, ord: MemOrder, waits: bool, site: Site) -> bool {
+    let cell = memory::lock_cell(addr);
+    loop {
+        let failure = if ord == MemOrder::SeqCst {
+            MemOrder::SeqCst
+        } else {
+            MemOrder::Relaxed
+        };
+        if access(
+            cell,
+            init,
+            |loc| Action::take(loc, n, ord, failure, waits),
+            site,
+        )
+        .ok
+        {
+            return true;
+        }
+        if !waits {
+            return false;
+        }
+        c11check_runtime::wait_lock(cell, site);
+    }
+}
+
+thread_local! {
+    /// Per execution: the threads whose last wait woke spuriously.
+    static LAST_SPURIOUS: RefCell<(u32, Vec<bool>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+/// Whether this wait wakes spuriously (explored; not right after another).
+fn wakes_spuriously(site: Site) -> bool {
+    let g = c11check_runtime::generation();
+    let t = c11check_runtime::current_thread() as usize;
+    let last = LAST_SPURIOUS.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.0 != g {
+            *l = (g, Vec::new());
+        }
+        if l.1.len() <= t {
+            l.1.resize(t + 1, false);
+        }
+        l.1[t]
+    });
+    let spurious = !last && explored_choice(site);
+    LAST_SPURIOUS.with(|l| l.borrow_mut().1[t] = spurious);
+    spurious
+}
+
+// ---- condition variables -----------------------------------------------------
+
+/// How a wait on a condition variable may end besides a notification.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitKind {
+    /// `pthread_cond_wait`: spuriously.
+    Untimed,
+    /// A timed wait: by timing out.
+    Timed,
+}
+
+/// Waits on condition variable `c` with mutex `m` held; 0 or `ETIMEDOUT`.
+pub(crate) fn cond_wait(
+    c: usize,
+    m: *mut libc::pthread_mutex_t,
+    kind: WaitKind,
+    site: Site,
+) -> c_int {
+    memory::begin(site);
+    if !may_unlock(m) {
+        return libc::EPERM;
+    }
+    memory::internal(|| {
+        counter_rmw(c, RmwOp::Add, 1, site);
+        unlock_mutex(m, site);
+        let (woken, timed_out) = match kind {
+            WaitKind::Untimed => (!wakes_spuriously(site), false),
+            WaitKind::Timed => {
+                let t = explored_choice(site);
+                (!t, t)
+            }
+        };
+        if woken {
+            c11check_runtime::set_waiting(Some(match kind {
+                WaitKind::Untimed => "a condition variable's notification",
+                // The execution where it times out is explored too, so a
+                // notification that never comes is not a bug here.
+                WaitKind::Timed => c11check_runtime::TIMED_WAIT,
+            }));
+            take(c + 8, 0, 1, MemOrder::SeqCst, true, site);
+            c11check_runtime::set_waiting(None);
+        }
+        lock_mutex(m, Acquire::Wait, site);
+        if timed_out {
+            libc::ETIMEDOUT
+        } else {
+            0
+        }
+    })
+}
+
+/// Wakes one waiter of `c`, if there is one.
+pub(crate) fn cond_signal(c: usize, site: Site) {
+    memory::begin(site);
+    memory::internal(|| loop {
+        let cell = memory::lock_cell(c);
+        let n = access(
+            cell,
+            0,
+            |loc| Action::Load {
+                loc,
+                ord: MemOrder::SeqCst,
+            },
+            site,
+        )
+        .val;
+        if n == 0 {
+            return;
+        }
+        let taken = access(
+            cell,
+            0,
+            |loc| Action::Cas {
+                loc,
+                expected: n,
+                new: n - 1,
+                success: MemOrder::SeqCst,
+                failure: MemOrder::SeqCst,
+                weak: false,
+                lock: false,
+                take: false,
+            },
+            site,
+        )
+        .ok;
+        if taken {
+            counter_rmw(c + 8, RmwOp::Add, 1, site);
+            return;
+        }
+    })
+}
+
+/// Wakes every waiter of `c`.
+pub(crate) fn cond_broadcast(c: usize, site: Site) {
+    memory::begin(site);
+    memory::internal(|| {
+        let n = counter_rmw(c, RmwOp::Xchg, 0, site);
+        if n > 0 {
+            counter_rmw(c + 8, RmwOp::Add, n, site);
+        }
+    })
+}
+
+macro_rules! passed_on {
+    ($name:expr ; fn($($t:ty),*) -> $r:ty, $($a:expr),*) => {{
+        let f = real!($name; unsafe extern "C" fn($($t),*) -> $r);
+        // SAFETY: the program's arguments, passed on to libc.
+        return unsafe { f($($a),*) };
+    }};
+}
+
+extern "C" fn cond_wait_impl(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_cond_wait"; fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t) -> c_int, c, m);
+    }
+    cond_wait(c as usize, m, WaitKind::Untimed, memory::site(pc))
+}
+with_pc!(pthread_cond_wait(c: *mut libc::pthread_cond_t, m: *mut libc::pthread_mutex_t) -> c_int, "rdx", cond_wait_impl);
+
+extern "C" fn cond_timedwait_impl(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    t: *const libc::timespec,
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_cond_timedwait"; fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, *const libc::timespec) -> c_int, c, m, t);
+    }
+    cond_wait(c as usize, m, WaitKind::Timed, memory::site(pc))
+}
+with_pc!(pthread_cond_timedwait(c: *mut libc::pthread_cond_t, m: *mut libc::pthread_mutex_t, t: *const libc::timespec) -> c_int, "rcx", cond_timedwait_impl);
+
+extern "C" fn cond_clockwait_impl(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    clock: libc::clockid_t,
+    t: *const libc::timespec,
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_cond_clockwait"; fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, libc::clockid_t, *const libc::timespec) -> c_int, c, m, clock, t);
+    }
+    cond_wait(c as usize, m, WaitKind::Timed, memory::site(pc))
+}
+with_pc!(pthread_cond_clockwait(c: *mut libc::pthread_cond_t, m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, t: *const libc::timespec) -> c_int, "r8", cond_clockwait_impl);
+
+extern "C" fn cond_signal_impl(c: *mut libc::pthread_cond_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_cond_signal"; fn(*mut libc::pthread_cond_t) -> c_int, c);
+    }
+    cond_signal(c as usize, memory::site(pc));
+    0
+}
+with_pc!(pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_int, "rsi", cond_signal_impl);
+
+extern "C" fn cond_broadcast_impl(c: *mut libc::pthread_cond_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_cond_broadcast"; fn(*mut libc::pthread_cond_t) -> c_int, c);
+    }
+    cond_broadcast(c as usize, memory::site(pc));
+    0
+}
+with_pc!(pthread_cond_broadcast(c: *mut libc::pthread_cond_t) -> c_int, "rsi", cond_broadcast_impl);
+
+// ---- read-write locks ----------------------------------------------------------
+
+/// A read-write lock's shares: a writer takes them all, a reader one.
+const PERMITS: Value = 1 << 32;
+
+/// Per read-write lock and thread, in which execution: read holds, and
+/// whether it holds the lock for writing.
+type RwHolds = HashMap<(usize, u32), (u32, u32, bool)>;
+
+thread_local! {
+    static RW_HOLDS: RefCell<RwHolds> = RefCell::new(RwHolds::new());
+}
+
+/// The calling thread's holds of `l`: (reads, writing).
+fn rw_holds(l: usize) -> (u32, bool) {
+    let g = c11check_runtime::generation();
+    let me = c11check_runtime::current_thread();
+    RW_HOLDS.with(|h| {
+        h.borrow()
+            .get(&(l, me))
+            .filter(|e| e.0 == g)
+            .map_or((0, false), |e| (e.1, e.2))
+    })
+}
+
+fn set_rw_holds(l: usize, reads: u32, writing: bool) {
+    let g = c11check_runtime::generation();
+    let me = c11check_runtime::current_thread();
+    RW_HOLDS.with(|h| h.borrow_mut().insert((l, me), (g, reads, writing)));
+}
+
+/// How an acquisition that would wait goes on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Acquire {
+    /// It waits (`lock`).
+    Wait,
+    /// It fails at once (`trylock`).
+    Try,
+    /// It times out or waits, both explored (`timedlock`).
+    Timed,
+}
+
+/// Takes `n` shares of the lock at `addr` (starting at `init`) as `how`
+/// says; 0, `EBUSY` or `ETIMEDOUT`.
+pub(crate) fn acquire_shares(
+    addr: usize,
+    init: Value,
+    n: Value,
+    how: Acquire,
+    site: Site,
+) -> c_int {
+    match how {
+        Acquire::Wait => {
+            take(addr, init, n, MemOrder::Acquire, true, site);
+            0
+        }
+        Acquire::Try => {
+            if take(addr, init, n, MemOrder::Acquire, false, site) {
+                0
+            } else {
+                libc::EBUSY
+            }
+        }
+        Acquire::Timed => {
+            if take(addr, init, n, MemOrder::Acquire, false, site) {
+                return 0;
+            }
+            if explored_choice(site) {
+                return libc::ETIMEDOUT;
+            }
+            c11check_runtime::set_waiting(Some(c11check_runtime::TIMED_WAIT));
+            take(addr, init, n, MemOrder::Acquire, true, site);
+            c11check_runtime::set_waiting(None);
+            0
+        }
+    }
+}
+
+fn rw_lock(l: *mut libc::pthread_rwlock_t, write: bool, how: Acquire, site: Site) -> c_int {
+    memory::begin(site);
+    let l = l as usize;
+    let (reads, writing) = rw_holds(l);
+    if writing || (write && reads > 0) {
+        // glibc's answer to a lock the thread already holds for writing
+        // (and to an upgrade, which would deadlock).
+        return libc::EDEADLK;
+    }
+    let n = if write { PERMITS } else { 1 };
+    let r = memory::internal(|| acquire_shares(l, PERMITS, n, how, site));
+    if r == 0 {
+        set_rw_holds(l, reads + !write as u32, write);
+    }
+    r
+}
+
+fn rw_unlock(l: *mut libc::pthread_rwlock_t, site: Site) -> c_int {
+    memory::begin(site);
+    let l = l as usize;
+    let (reads, writing) = rw_holds(l);
+    let n = if writing {
+        set_rw_holds(l, 0, false);
+        PERMITS
+    } else if reads > 0 {
+        set_rw_holds(l, reads - 1, false);
+        1
+    } else {
+        return libc::EPERM;
+    };
+    access(
+        memory::lock_cell(l),
+        PERMITS,
+        |loc| Action::Rmw {
+            loc,
+            ord: MemOrder::Release,
+            op: RmwOp::Add,
+            operand: n,
+            width: c11check_model::Width::U64,
+        },
+        site,
+    );
+    0
+}
+
+macro_rules! rwlock_entry {
+    ($name:ident, $imp:ident, $write:expr, $how:expr) => {
+        extern "C" fn $imp(l: *mut libc::pthread_rwlock_t, pc: usize) -> c_int {
+            if !crate::memory::program_call(pc) {
+                passed_on!(const_cstr!($name); fn(*mut libc::pthread_rwlock_t) -> c_int, l);
+            }
+            rw_lock(l, $write, $how, memory::site(pc))
+        }
+        with_pc!($name(l: *mut libc::pthread_rwlock_t) -> c_int, "rsi", $imp);
+    };
+}
+
+macro_rules! rwlock_timed_entry {
+    ($name:ident, $imp:ident, $write:expr) => {
+        extern "C" fn $imp(l: *mut libc::pthread_rwlock_t, t: *const libc::timespec, pc: usize) -> c_int {
+            if !crate::memory::program_call(pc) {
+                passed_on!(const_cstr!($name); fn(*mut libc::pthread_rwlock_t, *const libc::timespec) -> c_int, l, t);
+            }
+            rw_lock(l, $write, Acquire::Timed, memory::site(pc))
+        }
+        with_pc!($name(l: *mut libc::pthread_rwlock_t, t: *const libc::timespec) -> c_int, "rdx", $imp);
+    };
+}
+
+macro_rules! rwlock_clock_entry {
+    ($name:ident, $imp:ident, $write:expr) => {
+        extern "C" fn $imp(
+            l: *mut libc::pthread_rwlock_t,
+            c: libc::clockid_t,
+            t: *const libc::timespec,
+            pc: usize,
+        ) -> c_int {
+            if !crate::memory::program_call(pc) {
+                passed_on!(const_cstr!($name); fn(*mut libc::pthread_rwlock_t, libc::clockid_t, *const libc::timespec) -> c_int, l, c, t);
+            }
+            rw_lock(l, $write, Acquire::Timed, memory::site(pc))
+        }
+        with_pc!($name(l: *mut libc::pthread_rwlock_t, c: libc::clockid_t, t: *const libc::timespec) -> c_int, "rcx", $imp);
+    };
+}
+
+rwlock_entry!(pthread_rwlock_rdlock, rdlock_impl, false, Acquire::Wait);
+rwlock_entry!(pthread_rwlock_wrlock, wrlock_impl, true, Acquire::Wait);
+rwlock_entry!(
+    pthread_rwlock_tryrdlock,
+    tryrdlock_impl,
+    false,
+    Acquire::Try
+);
+rwlock_entry!(pthread_rwlock_trywrlock, trywrlock_impl, true, Acquire::Try);
+rwlock_timed_entry!(pthread_rwlock_timedrdlock, timedrdlock_impl, false);
+rwlock_timed_entry!(pthread_rwlock_timedwrlock, timedwrlock_impl, true);
+rwlock_clock_entry!(pthread_rwlock_clockrdlock, clockrdlock_impl, false);
+rwlock_clock_entry!(pthread_rwlock_clockwrlock, clockwrlock_impl, true);
+
+extern "C" fn rw_unlock_impl(l: *mut libc::pthread_rwlock_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_rwlock_unlock"; fn(*mut libc::pthread_rwlock_t) -> c_int, l);
+    }
+    rw_unlock(l, memory::site(pc))
+}
+with_pc!(pthread_rwlock_unlock(l: *mut libc::pthread_rwlock_t) -> c_int, "rsi", rw_unlock_impl);
+
+// ---- once ------------------------------------------------------------------------
+
+/// Per once flag: the execution in which its routine ran.
+type OnceDone = HashMap<usize, u32>;
+
+thread_local! {
+    static ONCE_DONE: RefCell<OnceDone> = RefCell::new(OnceDone::new());
+}
+
+/// libstdc++'s `std::call_once` passes its callable to `__once_proxy` in
+/// two thread-locals of libstdc++ (`__once_callable`, `__once_call`),
+/// which the modelled threads share: their values at the call, put back
+/// before the routine runs (another thread may have set them meanwhile).
+fn libstdcxx_once_state() -> Option<(usize, *mut usize, *mut usize)> {
+    static SYMBOLS: std::sync::OnceLock<Option<(usize, usize, usize)>> = std::sync::OnceLock::new();
+    // The thread-locals' addresses are the same for every modelled thread
+    // (they all run on this OS thread).
+    let s = *SYMBOLS.get_or_init(|| {
+        let look = |n: &std::ffi::CStr| {
+            // SAFETY: dlsym with a valid C string.
+            unsafe { libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr()) as usize }
+        };
+        let (proxy, callable, call) = (
+            look(c"__once_proxy"),
+            look(c"__once_callable"),
+            look(c"__once_call"),
+        );
+        (proxy != 0 && callable != 0 && call != 0).then_some((proxy, callable, call))
+    });
+    s.map(|(p, a, b)| (p, a as *mut usize, b as *mut usize))
+}
+
+/// Runs `routine` once per flag at `flag` and execution; every caller
+/// returns after it ran (they wait for a lock it held meanwhile).
+pub(crate) fn once(flag: usize, routine: unsafe extern "C" fn(), site: Site) {
+    memory::begin(site);
+    let saved = libstdcxx_once_state()
+        .filter(|s| s.0 == routine as usize)
+        // SAFETY: libstdc++'s thread-locals, two pointers.
+        .map(|s| unsafe { (s.1, s.2, *s.1, *s.2) });
+    let cell = memory::lock_cell(flag);
+    memory::internal(|| {
+        while !access(cell, 0, Action::lock_acquire, site).ok {
+            c11check_runtime::wait_lock(cell, site);
+        }
+    });
+    let g = c11check_runtime::generation();
+    let done = ONCE_DONE.with(|d| d.borrow().get(&flag) == Some(&g));
+    if !done {
+        if let Some((a, b, va, vb)) = saved {
+            // SAFETY: as above.
+            unsafe {
+                *a = va;
+                *b = vb;
+            }
+        }
+        // SAFETY: the program's routine, as it asked.
+        unsafe { routine() };
+        ONCE_DONE.with(|d| d.borrow_mut().insert(flag, g));
+    }
+    memory::flush_pending(site);
+    access(cell, 0, Action::lock_release, site);
+}
+
+extern "C" fn once_impl(
+    flag: *mut libc::pthread_once_t,
+    routine: unsafe extern "C" fn(),
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_once"; fn(*mut libc::pthread_once_t, unsafe extern "C" fn()) -> c_int, flag, routine);
+    }
+    once(flag as usize, routine, memory::site(pc));
+    0
+}
+with_pc!(pthread_once(f: *mut libc::pthread_once_t, r: unsafe extern "C" fn()) -> c_int, "rdx", once_impl);
+
+// ---- spin locks and timed mutexes -------------------------------------------------
+
+/// Takes spin lock `l` (a plain `int`, no kind to look at).
+fn lock_spin(l: *mut libc::pthread_spinlock_t, how: Acquire, site: Site) -> c_int {
+    memory::begin(site);
+    memory::internal(|| lock_addr(l as usize, how, site))
+}
+
+extern "C" fn spin_lock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_spin_lock"; fn(*mut libc::pthread_spinlock_t) -> c_int, l);
+    }
+    lock_spin(l, Acquire::Wait, memory::site(pc))
+}
+with_pc!(pthread_spin_lock(l: *mut libc::pthread_spinlock_t) -> c_int, "rsi", spin_lock_impl);
+
+extern "C" fn spin_trylock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_spin_trylock"; fn(*mut libc::pthread_spinlock_t) -> c_int, l);
+    }
+    lock_spin(l, Acquire::Try, memory::site(pc))
+}
+with_pc!(pthread_spin_trylock(l: *mut libc::pthread_spinlock_t) -> c_int, "rsi", spin_trylock_impl);
+
+extern "C" fn spin_unlock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_spin_unlock"; fn(*mut libc::pthread_spinlock_t) -> c_int, l);
+    }
+    // A spin lock is a plain int: no kind to look at.
+    let site = memory::site(pc);
+    memory::begin(site);
+    access(memory::lock_cell(l as usize), 0, Action::lock_release, site);
+    0
+}
+with_pc!(pthread_spin_unlock(l: *mut libc::pthread_spinlock_t) -> c_int, "rsi", spin_unlock_impl);
+
+/// Sets up a spin lock: nothing to do (only its address is used).
+#[unsafe(no_mangle)]
+pub extern "C" fn pthread_spin_init(_l: *mut libc::pthread_spinlock_t, _shared: c_int) -> c_int {
+    0
+}
+
+/// Nothing to free.
+#[unsafe(no_mangle)]
+pub extern "C" fn pthread_spin_destroy(_l: *mut libc::pthread_spinlock_t) -> c_int {
+    0
+}
+
+extern "C" fn mutex_timedlock_impl(
+    m: *mut libc::pthread_mutex_t,
+    t: *const libc::timespec,
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_mutex_timedlock"; fn(*mut libc::pthread_mutex_t, *const libc::timespec) -> c_int, m, t);
+    }
+    lock_mutex(m, Acquire::Timed, memory::site(pc))
+}
+with_pc!(pthread_mutex_timedlock(m: *mut libc::pthread_mutex_t, t: *const libc::timespec) -> c_int, "rdx", mutex_timedlock_impl);
+
+extern "C" fn mutex_clocklock_impl(
+    m: *mut libc::pthread_mutex_t,
+    c: libc::clockid_t,
+    t: *const libc::timespec,
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"pthread_mutex_clocklock"; fn(*mut libc::pthread_mutex_t, libc::clockid_t, *const libc::timespec) -> c_int, m, c, t);
+    }
+    lock_mutex(m, Acquire::Timed, memory::site(pc))
+}
+with_pc!(pthread_mutex_clocklock(m: *mut libc::pthread_mutex_t, c: libc::clockid_t, t: *const libc::timespec) -> c_int, "rcx", mutex_clocklock_impl);
+
+// ---- sleeping ----------------------------------------------------------------------
+
+/// Time does not pass in the model: a sleep is a yield (a loop that sleeps
+/// until something changes is a wait).
+pub(crate) fn sleep_now(site: Site) {
+    memory::program_spin_hint(site);
+}
+
+extern "C" fn usleep_impl(us: libc::useconds_t, pc: usize) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"usleep"; fn(libc::useconds_t) -> c_int, us);
+    }
+    sleep_now(memory::site(pc));
+    0
+}
+with_pc!(usleep(us: libc::useconds_t) -> c_int, "rsi", usleep_impl);
+
+extern "C" fn sleep_impl(s: u32, pc: usize) -> u32 {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"sleep"; fn(u32) -> u32, s);
+    }
+    sleep_now(memory::site(pc));
+    0
+}
+with_pc!(sleep(s: u32) -> u32, "rsi", sleep_impl);
+
+extern "C" fn nanosleep_impl(
+    t: *const libc::timespec,
+    rem: *mut libc::timespec,
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"nanosleep"; fn(*const libc::timespec, *mut libc::timespec) -> c_int, t, rem);
+    }
+    sleep_now(memory::site(pc));
+    0
+}
+with_pc!(nanosleep(t: *const libc::timespec, rem: *mut libc::timespec) -> c_int, "rdx", nanosleep_impl);
+
+extern "C" fn clock_nanosleep_impl(
+    c: libc::clockid_t,
+    flags: c_int,
+    t: *const libc::timespec,
+    rem: *mut libc::timespec,
+    pc: usize,
+) -> c_int {
+    if !crate::memory::program_call(pc) {
+        passed_on!(c"clock_nanosleep"; fn(libc::clockid_t, c_int, *const libc::timespec, *mut libc::timespec) -> c_int, c, flags, t, rem);
+    }
+    sleep_now(memory::site(pc));
+    0
+}
+with_pc!(clock_nanosleep(c: libc::clockid_t, f: c_int, t: *const libc::timespec, rem: *mut libc::timespec) -> c_int, "r8", clock_nanosleep_impl);
+
+// ---- futexes (C++20 `atomic::wait`) ----------------------------------------------
+
+const FUTEX_CMD_MASK: c_int = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME);
+
+/// The caller's address of the `syscall` call being handled (all modelled
+/// threads run on one OS thread; read before anything can switch).
+static mut SYSCALL_PC: usize = 0;
+
+/// `syscall(n, ...)`: notes the caller's address and goes on to
+/// [`syscall_impl`] with the same arguments (the seventh on the stack).
+///
+/// # Safety
+/// Called by the program, as libc's `syscall` (a variadic function whose
+/// integer arguments arrive in these registers).
+#[unsafe(naked)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn syscall(
+    n: libc::c_long,
+    a1: libc::c_long,
+    a2: libc::c_long,
+    a3: libc::c_long,
+    a4: libc::c_long,
+    a5: libc::c_long,
+    a6: libc::c_long,
+) -> libc::c_long {
+    core::arch::naked_asm!(
+        "mov rax, [rsp]",
+        "mov qword ptr [rip + {pc}], rax",
+        "jmp {f}",
+        pc = sym SYSCALL_PC,
+        f = sym syscall_impl,
+    )
+}
+
+/// `syscall(SYS_futex, ...)` as libstdc++'s `atomic::wait`/`notify` make
+/// it; every other system call is passed on. A futex wait returns at
+/// once, as a spurious wake-up (which futexes allow): its caller checks
+/// the value again, and a loop that only does that is a wait the runtime
+/// cuts. A wake wakes nobody (nobody sleeps).
+extern "C" fn syscall_impl(
+    n: libc::c_long,
+    a1: libc::c_long,
+    a2: libc::c_long,
+    a3: libc::c_long,
+    a4: libc::c_long,
+    a5: libc::c_long,
+    a6: libc::c_long,
+) -> libc::c_long {
+    // SAFETY: written by the trampoline of this call, on this thread.
+    let pc = unsafe { std::ptr::addr_of!(SYSCALL_PC).read() };
+    if n == libc::SYS_futex && memory::program_call(pc) {
+        let site = memory::site(pc);
+        match a2 as c_int & FUTEX_CMD_MASK {
+            libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
+                sleep_now(site);
+                return 0;
+            }
+            libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {
+                memory::begin(site);
+                return 0;
+            }
+            _ => {}
+        }
+    }
+    let f = real!(c"syscall"; unsafe extern "C" fn(libc::c_long, libc::c_long, libc::c_long, libc::c_long, libc::c_long, libc::c_long, libc::c_long) -> libc::c_long);
+    // SAFETY: passed on.
+    unsafe { f(n, a1, a2, a3, a4, a5, a6) }
+}
