@@ -516,10 +516,18 @@ pub fn plain_read(addr: usize, size: usize, site: Site) {
     let e = unsafe { &*entry(addr, size) };
     // SAFETY: the program reads this memory.
     let now = unsafe { read_mem(addr, size) };
-    // (Not on the thread's own stack: calls and register spills, which are
-    // not instrumented, overwrite slots that were locals a moment ago, with
-    // values as arbitrary as the registers spilled.)
-    if e.shadow().is_some_and(|v| v != now) && !on_own_stack(addr) {
+    let unseen = e.shadow().is_some_and(|v| v != now);
+    // On the thread's own stack, an unreported change is not taken for a
+    // store: calls and register spills, which are not instrumented,
+    // overwrite slots that were locals a moment ago, with values as
+    // arbitrary as the registers spilled. And the program reads what
+    // memory holds there: only a racy read (reported as such) could read
+    // another value, and an uninstrumented library (libstdc++'s string
+    // code) writes the program's locals. So it does where the location
+    // was first used with another size (a char buffer where a pointer is
+    // now): the model's value is the other size's.
+    let trust_memory = on_own_stack(addr) || e.size as usize != size.min(8);
+    if unseen && !trust_memory {
         // Written behind the instrumentation's back: a plain store of this
         // thread (the likeliest writer: gcc's expansion of its memset).
         plain_store(addr, size, now, site);
@@ -533,6 +541,10 @@ pub fn plain_read(addr: usize, size: usize, site: Site) {
         },
         site,
     );
+    if trust_memory {
+        e.set_shadow(now);
+        return;
+    }
     // The model's value is the one read: memory may hold another store's
     // (an atomic store later in modification order ran first, or a racy
     // write ran last).

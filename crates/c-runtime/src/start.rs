@@ -171,6 +171,10 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     let saved_stdout = quiet.then(silence_stdout).flatten();
     RUNNING.store(true, Relaxed);
     let result = run(body.clone(), &cfg);
+    // What the program left in stdio's buffers goes out now (to /dev/null
+    // when silenced): the process ends with `_exit`, which flushes nothing.
+    // SAFETY: flushes C's stdio buffers.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
     restore_stdout(saved_stdout);
     let program = std::env::args()
         .next()

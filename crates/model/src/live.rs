@@ -113,6 +113,8 @@ struct LocState {
     per_slot: Vec<VecDeque<Entry>>,
     /// The store entries of `per_slot` alone (what may-read-from scans).
     stores: Vec<VecDeque<Entry>>,
+    /// The SeqCst store entries alone (what the SeqCst rules look up).
+    sc_stores: Vec<VecDeque<Entry>>,
     last_sc_store: Option<NodeId>,
     /// Race detection (FastTrack-like): the last write (thread, seq,
     /// atomic) and each thread's last read since.
@@ -271,7 +273,16 @@ impl LiveMemory {
     fn maybe_prune(&mut self) {
         if self.nodes.len() >= self.prune_at {
             self.prune();
-            self.prune_at = self.nodes.len() + self.prune_min.max(self.nodes.len());
+            // A pruning costs time in the number of locations too (every
+            // one is looked at): waiting for as many new stores keeps its
+            // cost per store bounded when a program touches many locations
+            // (a deque's slots). An interval of 1 is kept exactly (tests).
+            let step = if self.prune_min == 1 {
+                1
+            } else {
+                self.prune_min.max(self.nodes.len()).max(self.locs.len())
+            };
+            self.prune_at = self.nodes.len() + step;
         }
     }
 
@@ -311,6 +322,7 @@ impl LiveMemory {
         });
         self.locs.push(LocState {
             stores: per_slot.clone(),
+            sc_stores: vec![VecDeque::new()],
             per_slot,
             last_sc_store: None,
             last_write: None,
@@ -559,6 +571,9 @@ impl LiveMemory {
             out.extend(l.last_sc_store);
         }
         for (slot, list) in l.per_slot.iter().enumerate() {
+            // The slot's stores and SeqCst stores alone: lookups of the
+            // latest one below a bound are binary searches.
+            let (stores, sc_stores) = (&l.stores[slot], &l.sc_stores[slot]);
             let mut best: Option<Entry> = None;
             let mut consider = |e: Option<Entry>| {
                 if let Some(e) = e {
@@ -572,16 +587,15 @@ impl LiveMemory {
                 let ft = u.sc_fences.last().copied();
                 // S1: a SeqCst access is after u's stores before u's last SeqCst fence.
                 if let (true, Some(f)) = (sc, ft) {
-                    consider(Self::last_before(list, f, true, true));
+                    consider(Self::last_before(stores, f, true, false));
                 }
                 if let Some(fl) = own_fence {
                     // S2: u's SeqCst stores before my last SeqCst fence.
-                    let n = list.partition_point(|e| e.seq < fl);
-                    consider(list.iter().take(n).rev().find(|e| e.store && e.sc).copied());
+                    consider(Self::last_before(sc_stores, fl, true, false));
                     // S3: u's stores before u's last fence before mine.
                     let fb = u.sc_fences.iter().rev().find(|&&f| f < fl).copied();
                     if let Some(fb) = fb {
-                        consider(Self::last_before(list, fb, true, true));
+                        consider(Self::last_before(stores, fb, true, false));
                     }
                 }
             }
@@ -672,10 +686,14 @@ impl LiveMemory {
         if l.per_slot.len() <= slot {
             l.per_slot.resize_with(slot + 1, VecDeque::new);
             l.stores.resize_with(slot + 1, VecDeque::new);
+            l.sc_stores.resize_with(slot + 1, VecDeque::new);
         }
         l.per_slot[slot].push_back(e);
         if e.store {
             l.stores[slot].push_back(e);
+            if e.sc {
+                l.sc_stores[slot].push_back(e);
+            }
         }
     }
 
@@ -1181,6 +1199,8 @@ impl LiveMemory {
         }
         for b in &mut bounds {
             b.extend(fences.iter().copied());
+            // The bound every lookup may start from.
+            b.push(0);
             b.sort_unstable();
             b.dedup();
         }
@@ -1194,23 +1214,37 @@ impl LiveMemory {
                 }
                 let b = &bounds[slot];
                 // Lookups: the latest access, store, SeqCst store at or below
-                // (or just below) each bound.
-                for &v in b.iter().chain(std::iter::once(&0)) {
-                    for strict in [false, true] {
-                        let end =
-                            list.partition_point(|e| if strict { e.seq < v } else { e.seq <= v });
-                        let mut found = [false; 3];
-                        for i in (0..end).rev() {
-                            let e = list[i];
-                            let kinds = [true, e.store, e.store && e.sc];
-                            for k in 0..3 {
-                                if kinds[k] && !found[k] {
-                                    found[k] = true;
-                                    keep[i] = true;
-                                }
-                            }
-                            if found.iter().all(|&f| f) {
-                                break;
+                // (or just below) each bound. A lookup's answer depends only
+                // on how many entries lie at or below the bound (its end),
+                // so each end some bound reaches is looked at once: end `k`
+                // is reached when a bound lies in `[s(k-1), s(k))` (or in
+                // `(s(k-1), s(k)]` for the strict lookup), found by binary
+                // search in the sorted bounds. Then the latest entry of each
+                // kind before the end is kept, from running indexes.
+                let mut last = [usize::MAX; 3];
+                let mut latest: Vec<[usize; 3]> = Vec::with_capacity(n);
+                for (i, e) in list.iter().enumerate() {
+                    let kinds = [true, e.store, e.store && e.sc];
+                    for k in 0..3 {
+                        if kinds[k] {
+                            last[k] = i;
+                        }
+                    }
+                    latest.push(last);
+                }
+                let seq = |i: usize| list[i].seq;
+                for end in 1..=n {
+                    let (lo, hi) = (seq(end - 1), (end < n).then(|| seq(end)));
+                    // Non-strict: some bound `v` with lo <= v < hi.
+                    let at = b.partition_point(|&x| x < lo);
+                    let reached = at < b.len() && hi.is_none_or(|h| b[at] < h);
+                    // Strict: some bound `v` with lo < v <= hi.
+                    let above = b.partition_point(|&x| x <= lo);
+                    let reached_strict = above < b.len() && hi.is_none_or(|h| b[above] <= h);
+                    if reached || reached_strict {
+                        for &i in &latest[end - 1] {
+                            if i != usize::MAX {
+                                keep[i] = true;
                             }
                         }
                     }
@@ -1227,6 +1261,7 @@ impl LiveMemory {
                 });
                 referenced.extend(list.iter().map(|e| e.write));
                 l.stores[slot] = list.iter().filter(|e| e.store).copied().collect();
+                l.sc_stores[slot] = list.iter().filter(|e| e.store && e.sc).copied().collect();
             }
             referenced.extend(l.last_sc_store);
         }
