@@ -2,9 +2,10 @@
 //! calls: the program's calls are plain stores to the locations they
 //! overwrite ([`crate::memory::store_range`]).
 //!
-//! The copies themselves are `rep movsb`/`rep stosb`: every call of these
-//! names in the process lands here (the runtime's own too), and a copy
-//! written in Rust would be compiled back into a call to `memcpy`.
+//! Every call of these names in the process lands here (the runtime's own
+//! too): calls from outside the program go to glibc's. The program's copies
+//! are `rep movsb`/`rep stosb` (a copy written in Rust would be compiled
+//! back into a call to `memcpy`).
 
 use crate::memory;
 
@@ -47,7 +48,39 @@ fn tracked(pc: usize, n: usize) -> bool {
     n > 0 && crate::heap::from_program(pc) && memory::modelled()
 }
 
+type CopyFn = unsafe extern "C" fn(*mut u8, *const u8, usize) -> *mut u8;
+type SetFn = unsafe extern "C" fn(*mut u8, i32, usize) -> *mut u8;
+
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// glibc's definitions of memcpy, memmove and memset, found on first use
+/// (0: not yet; 1: being looked up, when a call made meanwhile copies
+/// itself).
+static LIBC: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+
+/// glibc's definition of function `i` of [`LIBC`], if known.
+fn libc_fn(i: usize, name: &std::ffi::CStr) -> Option<usize> {
+    match LIBC[i].load(Relaxed) {
+        0 => {
+            LIBC[i].store(1, Relaxed);
+            // SAFETY: dlsym with a valid C string.
+            let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
+            LIBC[i].store(if p == 0 { 1 } else { p }, Relaxed);
+            (p != 0).then_some(p)
+        }
+        1 => None,
+        p => Some(p),
+    }
+}
+
 extern "C" fn memcpy_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> *mut u8 {
+    if !crate::heap::from_program(pc) {
+        // libc's, the runtime's own copies: glibc's (faster on small sizes).
+        if let Some(f) = libc_fn(0, c"memcpy") {
+            // SAFETY: glibc's memcpy, with the caller's arguments.
+            return unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) };
+        }
+    }
     // SAFETY: the caller's ranges, which memcpy requires not to overlap.
     unsafe { copy_forward(dst, src, n) };
     if tracked(pc, n) {
@@ -57,6 +90,12 @@ extern "C" fn memcpy_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> 
 }
 
 extern "C" fn memmove_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> *mut u8 {
+    if !crate::heap::from_program(pc) {
+        if let Some(f) = libc_fn(1, c"memmove") {
+            // SAFETY: glibc's memmove, with the caller's arguments.
+            return unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) };
+        }
+    }
     // SAFETY: the caller's ranges; the direction avoids clobbering.
     unsafe {
         if (dst as usize) > (src as usize) && (dst as usize) < src as usize + n {
@@ -72,6 +111,12 @@ extern "C" fn memmove_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) ->
 }
 
 extern "C" fn memset_impl(dst: *mut u8, c: i32, n: usize, pc: usize) -> *mut u8 {
+    if !crate::heap::from_program(pc) {
+        if let Some(f) = libc_fn(2, c"memset") {
+            // SAFETY: glibc's memset, with the caller's arguments.
+            return unsafe { std::mem::transmute::<usize, SetFn>(f)(dst, c, n) };
+        }
+    }
     // SAFETY: the caller's range.
     unsafe {
         std::arch::asm!("rep stosb", inout("rcx") n => _, inout("rdi") dst => _, in("al") c as u8, options(nostack, preserves_flags))

@@ -360,6 +360,27 @@ fn entry(addr: usize, size: usize) -> *const Entry {
     e
 }
 
+/// While alive, a fault touching memory is reported at the program's
+/// access made at `site` (see `c11check_runtime::set_access_site`).
+struct AccessSite;
+
+impl AccessSite {
+    #[inline]
+    fn new(site: Site) -> AccessSite {
+        if let Site::Pc(pc) = site {
+            c11check_runtime::set_access_site(pc);
+        }
+        AccessSite
+    }
+}
+
+impl Drop for AccessSite {
+    #[inline]
+    fn drop(&mut self) {
+        c11check_runtime::set_access_site(0);
+    }
+}
+
 /// The `size`-byte unsigned value at `addr`.
 ///
 /// # Safety
@@ -512,6 +533,9 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
 /// The program is about to read `size` bytes at `addr` without atomics.
 pub fn plain_read(addr: usize, size: usize, site: Site) {
     begin(site);
+    // A fault reading or writing back the program's memory is the
+    // program's access.
+    let _access = AccessSite::new(site);
     // SAFETY: entries are never removed.
     let e = unsafe { &*entry(addr, size) };
     // SAFETY: the program reads this memory.
@@ -610,6 +634,7 @@ pub fn atomic(
     site: Site,
 ) -> c11check_runtime::Outcome {
     begin(site);
+    let _access = AccessSite::new(site);
     // SAFETY: entries are never removed.
     let e = unsafe { &*entry(addr, size) };
     // SAFETY: the program accesses this memory.

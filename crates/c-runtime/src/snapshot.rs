@@ -22,6 +22,32 @@ pub struct Snapshot {
 }
 
 /// The executable's writable ranges (start, end).
+/// The executable's `.got.plt` (start, end): `DT_PLTGOT` and three
+/// reserved words plus one per `DT_JMPREL` relocation.
+fn plt_got(info: &libc::dl_phdr_info, headers: &[libc::Elf64_Phdr]) -> Option<(usize, usize)> {
+    let base = info.dlpi_addr as usize;
+    let dynamic = headers.iter().find(|h| h.p_type == libc::PT_DYNAMIC)?;
+    // Elf64_Dyn entries: (tag, value) pairs; DT_NULL 0, DT_PLTRELSZ 2,
+    // DT_PLTGOT 3 (elf.h).
+    let mut p = (base + dynamic.p_vaddr as usize) as *const [u64; 2];
+    let (mut got, mut relsz) = (None, 0usize);
+    // SAFETY: the dynamic section, terminated by DT_NULL; the loader has
+    // relocated the address entries already.
+    unsafe {
+        while (*p)[0] != 0 {
+            match (*p)[0] {
+                3 => got = Some((*p)[1] as usize),
+                2 => relsz = (*p)[1] as usize,
+                _ => {}
+            }
+            p = p.add(1);
+        }
+    }
+    let got = got?;
+    // Each relocation is an Elf64_Rela (24 bytes).
+    Some((got, got + (3 + relsz / 24) * 8))
+}
+
 fn writable_ranges() -> Vec<(usize, usize)> {
     unsafe extern "C" fn visit(
         info: *mut libc::dl_phdr_info,
@@ -58,6 +84,25 @@ fn writable_ranges() -> Vec<(usize, usize)> {
                     out.push((s, e));
                 }
             }
+        }
+        // Not the lazy-binding table (`.got.plt`): put back as it was at
+        // `main`, every call through the PLT would be resolved again in
+        // every execution.
+        if let Some((gs, ge)) = plt_got(info, headers) {
+            let mut kept = Vec::new();
+            for &(s, e) in out.iter() {
+                if ge <= s || gs >= e {
+                    kept.push((s, e));
+                    continue;
+                }
+                if s < gs {
+                    kept.push((s, gs));
+                }
+                if ge < e {
+                    kept.push((ge, e));
+                }
+            }
+            *out = kept;
         }
         // The first entry is the executable: stop there.
         1

@@ -110,7 +110,12 @@ type FrameLine = (String, Option<u32>, Option<u32>, Option<String>);
 /// A function's name as its source calls it: C++ names demangled (with
 /// their parameter types), C names followed by `()`.
 pub fn function_name(symbol: &str) -> String {
-    let name = addr2line::demangle_auto(symbol.into(), None);
+    // Only mangled names (a C function `w` would demangle as `wchar_t`).
+    let name: std::borrow::Cow<str> = if symbol.starts_with("_Z") {
+        addr2line::demangle_auto(symbol.into(), None)
+    } else {
+        symbol.into()
+    };
     if name.contains('(') {
         name.into_owned()
     } else {

@@ -280,3 +280,46 @@ int main(int argc, char **argv) {
     );
     assert!(line.contains(r#""replay":"c1:"#), "{line}");
 }
+
+#[test]
+fn a_crash_is_reported_with_the_execution_that_led_there() {
+    // The pointer is null until the thread publishes it: reading and
+    // writing through it crash in the executions where main goes first.
+    let src = |deref: &str| {
+        format!(
+            r#"#include <pthread.h>
+#include <stdatomic.h>
+int storage = 5;
+int *_Atomic p;
+void *w(void *a) {{ atomic_store(&p, &storage); return 0; }}
+int main() {{
+  pthread_t t; pthread_create(&t, 0, w, 0);
+  {deref}
+  pthread_join(t, 0);
+  return 0;
+}}
+"#
+        )
+    };
+    for (name, deref, column) in [
+        (
+            "crash_read",
+            "volatile int r = *atomic_load(&p); (void)r;",
+            "8:20",
+        ),
+        ("crash_write", "*atomic_load(&p) = 7;", "8:20"),
+    ] {
+        let exe = build(name, &src(deref));
+        let (code, err) = run(&exe, &[]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("a segmentation fault (SIGSEGV) accessing address 0x0 (a null pointer)"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("{name}.c:{column} in main()")),
+            "{err}"
+        );
+        assert!(err.contains("(reads the initial value)"), "{err}");
+    }
+}

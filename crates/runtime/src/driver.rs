@@ -231,8 +231,10 @@ impl FiberDriver {
             let size = self.options.stack_size;
             let fiber = self.slot(t).fiber.as_mut().expect("fiber");
             crate::alloc::set_in_fiber(true);
+            crate::watchdog::set_in_fiber(true);
             let res = crate::overflow::resume(fiber, t, size, input);
             crate::alloc::set_in_fiber(false);
+            crate::watchdog::set_in_fiber(false);
             {
                 let mut s = self.shared.borrow_mut();
                 s.in_fiber = false;

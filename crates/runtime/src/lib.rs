@@ -665,6 +665,21 @@ pub fn finish_thread(result: ThreadResult) -> ! {
     unreachable!("c11check: a finished thread was resumed")
 }
 
+pub use overflow::set_access_site;
+
+/// Records that modelled thread `t` crashed (a fault in its code): its
+/// failure, as a panic's. Its fiber returns next.
+pub(crate) fn record_crash(t: u32, msg: String) {
+    with_shared(|s| {
+        s.panics.push((t, msg.clone(), None));
+        let t = t as usize;
+        if s.results.len() <= t {
+            s.results.resize_with(t + 1, || None);
+        }
+        s.results[t] = Some(Err(Box::new(msg)));
+    });
+}
+
 /// Performs a visible memory access on the object whose location is `cell`
 /// (first bound with initial value `init`). `action` receives the location.
 pub fn access(

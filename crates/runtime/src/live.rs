@@ -269,10 +269,12 @@ impl<'a> Execution<'a> {
             s.set_stamp(t as u32, stamp);
         }
         crate::alloc::set_in_fiber(true);
+        crate::watchdog::set_in_fiber(true);
         let size = self.cfg.runtime.stack_size;
         let fiber = self.threads[t].fiber.as_mut().expect("fiber");
         let res = crate::overflow::resume(fiber, t as u32, size, input);
         crate::alloc::set_in_fiber(false);
+        crate::watchdog::set_in_fiber(false);
         self.shared.borrow_mut().in_fiber = false;
         let pending = match res {
             CoroutineResult::Return(()) => {

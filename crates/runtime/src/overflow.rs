@@ -110,13 +110,97 @@ pub(crate) fn install() {
     }
 }
 
+/// The site of the program's access the runtime performs now (0: none),
+/// for a fault inside it: see [`set_access_site`].
+static ACCESS_SITE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Says that the runtime now touches memory for the program's access made
+/// at instruction address `pc` (0: done), so that a fault there is
+/// reported at the program's access.
+#[inline]
+pub fn set_access_site(pc: usize) {
+    ACCESS_SITE.store(pc, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A fault of the running modelled thread: the signal, the address it
+/// touched, the instruction (set by the handler, read by [`crashed`]).
+static CRASH: [std::sync::atomic::AtomicUsize; 4] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 4];
+
+/// Runs on the crashed fiber's stack once the signal handler returned: the
+/// thread ends with the crash as its failure, and its fiber returns.
+fn crashed() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (sig, addr, pc, t) = (
+        CRASH[0].load(Relaxed),
+        CRASH[1].load(Relaxed),
+        CRASH[2].load(Relaxed),
+        CRASH[3].load(Relaxed),
+    );
+    let what = if sig == libc::SIGBUS as usize {
+        "a bus error (SIGBUS)"
+    } else {
+        "a segmentation fault (SIGSEGV)"
+    };
+    // Where: the program's access the runtime was performing (a compiled
+    // program's plain access reads memory in the runtime), or the faulting
+    // instruction itself (sites are return addresses, one past a call:
+    // hence the + 1).
+    let access = ACCESS_SITE.load(Relaxed);
+    let at = if access != 0 {
+        crate::Site::Pc(access)
+    } else {
+        crate::Site::Pc(pc + 1)
+    };
+    let null = if addr < 4096 { " (a null pointer)" } else { "" };
+    let msg = format!("{what} accessing address {addr:#x}{null} at {at}");
+    let _ = t;
+    crate::record_crash(t as u32, msg);
+}
+
 /// The signal handler: reports an overflow of the running fiber's stack and
-/// aborts; any other fault goes to the handler that was there before.
+/// aborts; a fault elsewhere in a modelled thread ends that thread with the
+/// crash as its failure; any other fault goes to the handler that was
+/// there before.
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let addr = unsafe { (*info).si_addr() } as usize;
     // Within the fiber's stack only the guard page faults.
     let running = RUNNING.try_with(|r| r.get()).ok().flatten();
+    let uc = ctx as *mut libc::ucontext_t;
+    // SAFETY: the kernel passes the interrupted context for SA_SIGINFO.
+    let (sp, pc) = unsafe {
+        let g = &(*uc).uc_mcontext.gregs;
+        (
+            g[libc::REG_RSP as usize] as usize,
+            g[libc::REG_RIP as usize] as usize,
+        )
+    };
+    if let Some(r) =
+        running.filter(|r| !r.stack.stack_ptr_in_bounds(addr) && r.stack.stack_ptr_in_bounds(sp))
+    {
+        use std::sync::atomic::Ordering::Relaxed;
+        for (slot, v) in CRASH
+            .iter()
+            .zip([sig as usize, addr, pc, r.thread as usize])
+        {
+            slot.store(v, Relaxed);
+        }
+        // SAFETY: the interrupted context's stack pointer lies in the
+        // running fiber (checked); its registers are set as corosensei
+        // says, so that returning from this handler runs `crashed` on the
+        // fiber's (reset) stack, and the fiber then returns.
+        unsafe {
+            let regs = r.stack.setup_trap_handler(crashed);
+            let g = &mut (*uc).uc_mcontext.gregs;
+            g[libc::REG_RIP as usize] = regs.rip as i64;
+            g[libc::REG_RSP as usize] = regs.rsp as i64;
+            g[libc::REG_RBP as usize] = regs.rbp as i64;
+            g[libc::REG_RDI as usize] = regs.rdi as i64;
+            g[libc::REG_RSI as usize] = regs.rsi as i64;
+        }
+        return;
+    }
     if let Some(r) = running.filter(|r| r.stack.stack_ptr_in_bounds(addr)) {
         let mut msg = Message::default();
         msg.push(b"\nc11check: thread ");

@@ -18,6 +18,15 @@ static SITE: AtomicPtr<std::panic::Location<'static>> = AtomicPtr::new(std::ptr:
 /// Or, for a compiled program, the address of its last operation.
 static PC: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether a modelled thread runs now (else the explorer does).
+static IN_FIBER: AtomicBool = AtomicBool::new(false);
+
+/// A modelled thread starts (`true`) or stops (`false`) running.
+#[inline]
+pub(crate) fn set_in_fiber(on: bool) {
+    IN_FIBER.store(on, Relaxed);
+}
+
 /// The run makes progress.
 #[inline]
 pub(crate) fn beat() {
@@ -74,6 +83,13 @@ pub(crate) fn watch() -> Guard {
 }
 
 fn stuck_message() -> String {
+    if !IN_FIBER.load(Relaxed) {
+        return format!(
+            "c11check: no progress for {} s: c11check itself is computing (the consistency of a large execution, or the next one to explore), not the program. \
+The run goes on; a time budget takes effect once this step ends.",
+            QUIET.as_secs()
+        );
+    }
     let t = THREAD.load(Relaxed);
     let site = SITE.load(Relaxed);
     // SAFETY: the pointer is null or was made from a `&'static Location`.
