@@ -201,14 +201,19 @@ thread_local! {
     static INTERNAL: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
 }
 
-fn set_internal(t: usize, on: bool) -> bool {
-    INTERNAL.with(|i| {
-        let mut i = i.borrow_mut();
-        if i.len() <= t {
-            i.resize(t + 1, false);
+/// Sets thread `t`'s flag in a per-thread flag list; its old value.
+fn set_flag(flags: &'static std::thread::LocalKey<RefCell<Vec<bool>>>, t: usize, on: bool) -> bool {
+    flags.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() <= t {
+            f.resize(t + 1, false);
         }
-        std::mem::replace(&mut i[t], on)
+        std::mem::replace(&mut f[t], on)
     })
+}
+
+fn set_internal(t: usize, on: bool) -> bool {
+    set_flag(&INTERNAL, t, on)
 }
 
 thread_local! {
@@ -218,13 +223,7 @@ thread_local! {
 }
 
 fn set_just_spun(t: usize, on: bool) -> bool {
-    JUST_SPUN.with(|j| {
-        let mut j = j.borrow_mut();
-        if j.len() <= t {
-            j.resize(t + 1, false);
-        }
-        std::mem::replace(&mut j[t], on)
-    })
+    set_flag(&JUST_SPUN, t, on)
 }
 
 /// The program's own hint that it waits (`sched_yield`, a sleep): a

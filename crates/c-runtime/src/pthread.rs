@@ -33,6 +33,16 @@ macro_rules! real {
     }};
 }
 
+/// Returns libc's `name` called with the program's arguments (from a
+/// function whose caller is not the program's modelled code).
+macro_rules! passed_on {
+    ($name:expr ; fn($($t:ty),*) -> $r:ty, $($a:expr),*) => {{
+        let f = real!($name; unsafe extern "C" fn($($t),*) -> $r);
+        // SAFETY: the program's arguments, passed on to libc.
+        return unsafe { f($($a),*) };
+    }};
+}
+
 type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
 /// Runs a thread's start routine; its result (or `pthread_exit`'s value).

@@ -225,14 +225,6 @@ pub(crate) fn cond_broadcast(c: usize, site: Site) {
     })
 }
 
-macro_rules! passed_on {
-    ($name:expr ; fn($($t:ty),*) -> $r:ty, $($a:expr),*) => {{
-        let f = real!($name; unsafe extern "C" fn($($t),*) -> $r);
-        // SAFETY: the program's arguments, passed on to libc.
-        return unsafe { f($($a),*) };
-    }};
-}
-
 extern "C" fn cond_wait_impl(
     c: *mut libc::pthread_cond_t,
     m: *mut libc::pthread_mutex_t,

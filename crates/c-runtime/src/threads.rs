@@ -31,14 +31,6 @@ fn result(e: c_int) -> c_int {
     }
 }
 
-macro_rules! passed_on {
-    ($name:expr ; fn($($t:ty),*) -> $r:ty, $($a:expr),*) => {{
-        let f = real!($name; unsafe extern "C" fn($($t),*) -> $r);
-        // SAFETY: the program's arguments, passed on to libc.
-        return unsafe { f($($a),*) };
-    }};
-}
-
 extern "C" fn thrd_create_impl(
     t: *mut u64,
     start: ThrdStart,

@@ -8,23 +8,17 @@
 
 mod common;
 
-use common::{build_sources, compiler, executions, run, Lang};
+use common::{build_sources, compiler, executions, run, shared_dir, Lang};
 use std::path::{Path, PathBuf};
 
-/// `../shared/cdschecker-benchmarks` (or `$C11CHECK_CDSCHECKER`); panics
-/// loudly when it is missing.
+/// `../shared/cdschecker-benchmarks` (or `$C11CHECK_CDSCHECKER`).
 fn benchmarks() -> PathBuf {
-    let dir = std::env::var_os("C11CHECK_CDSCHECKER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/cdschecker-benchmarks")
-        });
-    assert!(
-        dir.join("include/unrelacy.h").is_file(),
-        "CDSChecker's benchmarks are missing: expected them at {} (set C11CHECK_CDSCHECKER)",
-        dir.display()
-    );
-    dir
+    shared_dir(
+        "C11CHECK_CDSCHECKER",
+        "cdschecker-benchmarks",
+        "include/unrelacy.h",
+        "CDSChecker's benchmarks",
+    )
 }
 
 /// What a benchmark must get.

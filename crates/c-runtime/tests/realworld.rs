@@ -11,21 +11,19 @@
 
 mod common;
 
-use common::{build_sources, Lang};
+use common::{build_sources, shared_dir, Lang};
 use std::path::{Path, PathBuf};
 
 /// `../shared/realworld/ConcurrentDeque` (or `$C11CHECK_REALWORLD`/…);
 /// panics loudly when it or doctest's header is missing.
 fn deque_sources() -> (PathBuf, Vec<PathBuf>) {
-    let dir = std::env::var_os("C11CHECK_REALWORLD")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/realworld"))
-        .join("ConcurrentDeque");
-    assert!(
-        dir.join("include/riften/deque.hpp").is_file(),
-        "ConcurrentDeque is missing: expected it at {} (set C11CHECK_REALWORLD)",
-        dir.display()
-    );
+    let dir = shared_dir(
+        "C11CHECK_REALWORLD",
+        "realworld",
+        "ConcurrentDeque/include/riften/deque.hpp",
+        "The real-world programs (ConcurrentDeque)",
+    )
+    .join("ConcurrentDeque");
     assert!(
         Path::new("/usr/include/doctest/doctest.h").is_file(),
         "doctest's header is missing: install Debian's doctest-dev (apt-get install doctest-dev)"

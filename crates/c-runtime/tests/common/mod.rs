@@ -9,20 +9,30 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// `../shared/genmc-tests` (or `$C11CHECK_GENMC_TESTS`); panics loudly when
-/// it is missing.
-pub fn genmc_tests() -> PathBuf {
-    let dir = std::env::var_os("C11CHECK_GENMC_TESTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/genmc-tests")
-        });
+/// `../shared/<rel>`, or `$<var>`: the shared test material, read in place;
+/// panics loudly, naming `what`, when `probe` is not in it.
+pub fn shared_dir(var: &str, rel: &str, probe: &str, what: &str) -> PathBuf {
+    let dir = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared")
+            .join(rel)
+    });
     assert!(
-        dir.join("correct").is_dir(),
-        "GenMC's test programs are missing: expected them at {} (set C11CHECK_GENMC_TESTS)",
+        dir.join(probe).exists(),
+        "{what} are missing: expected them at {} (set {var})",
         dir.display()
     );
     dir
+}
+
+/// `../shared/genmc-tests` (or `$C11CHECK_GENMC_TESTS`).
+pub fn genmc_tests() -> PathBuf {
+    shared_dir(
+        "C11CHECK_GENMC_TESTS",
+        "genmc-tests",
+        "correct",
+        "GenMC's test programs",
+    )
 }
 
 /// The directory holding `libc11check_rt.so`, built with this test: cargo
