@@ -99,6 +99,7 @@ macro_rules! const_cstr {
 #[macro_use]
 pub mod pthread;
 pub mod bytes;
+pub mod clock;
 pub mod cxx;
 pub mod heap;
 pub mod keys;

@@ -150,6 +150,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     c11check_runtime::set_pc_resolver(crate::symbols::describe);
     crate::heap::init();
     crate::tls::init();
+    crate::clock::init();
     let snapshot = Arc::new(crate::snapshot::Snapshot::take());
     let cfg = config();
     let _ = MAIN_CALL.set((main as usize, argc, argv as usize, envp as usize));
@@ -161,6 +162,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             crate::memory::reset();
             crate::pthread::reset();
             crate::tls::reset();
+            crate::clock::reset();
             // A `pthread_exit` or `exit` in `main` ends it like a return.
             crate::pthread::run_thread(call_main, 0);
         })

@@ -323,3 +323,43 @@ int main() {{
         assert!(err.contains("(reads the initial value)"), "{err}");
     }
 }
+
+#[test]
+fn time_and_rand_are_the_same_in_every_execution() {
+    // Each branches on what `rand()` and the clock return, before the
+    // load the explorer revisits: were they to change between executions,
+    // the second execution's replay would ask for another operation than
+    // the first made ("nondeterministic test"). Every branch has the two
+    // executions of the load of `x`.
+    let exe = build(
+        "clock",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <assert.h>
+atomic_int x, y;
+void *w(void *a) { atomic_store_explicit(&x, 1, memory_order_relaxed); return 0; }
+static void act(int how) {
+  if (how == 0) (void)atomic_load_explicit(&y, memory_order_relaxed);
+  else if (how == 1) atomic_store_explicit(&y, 2, memory_order_relaxed);
+  else atomic_thread_fence(memory_order_seq_cst);
+}
+int main() {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  pthread_t t; pthread_create(&t, 0, w, 0);
+  act(rand() % 2);
+  act((a.tv_nsec / 1000) % 3);
+  (void)atomic_load_explicit(&x, memory_order_relaxed);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  assert(b.tv_sec > a.tv_sec || b.tv_nsec > a.tv_nsec);
+  pthread_join(t, 0);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(executions(&err), 2, "{err}");
+}
