@@ -81,6 +81,9 @@ fn usage_error(msg: &str) -> ! {
 }
 
 /// The run's settings from the `C11CHECK_*` variables.
+/// The step bound of a modelled thread of a C program (see `config`).
+const C_MAX_STEPS: u32 = 1_000_000;
+
 fn config() -> RunConfig {
     let model = match std::env::var("C11CHECK_MODEL") {
         Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
@@ -111,7 +114,10 @@ fn config() -> RunConfig {
             stack_size: crate::memory::set_stack_size(
                 setting("C11CHECK_STACK_SIZE").unwrap_or(defaults.stack_size.max(1 << 20)),
             ),
-            max_steps: setting("C11CHECK_MAX_STEPS").unwrap_or(defaults.max_steps),
+            // Every plain access is an operation, and C programs set up
+            // arrays element by element (libvsync's hash table: over 10,000
+            // before its threads start): a larger bound than Rust's.
+            max_steps: setting("C11CHECK_MAX_STEPS").unwrap_or(C_MAX_STEPS.max(defaults.max_steps)),
         },
         replay: std::env::var("C11CHECK_REPLAY").ok(),
         progress: std::env::var("C11CHECK_LOG").is_ok_and(|v| v != "0"),
