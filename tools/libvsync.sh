@@ -36,6 +36,9 @@ while IFS= read -r exe; do
 done < <(find "$work/build/verify" "$work/build/test/spinlock" -type f -executable \
   ! -name '*.sh' ! -path '*CMakeFiles*' | sort)
 echo
-echo "complete, no bug:   $(grep -c 'no bug found' "$work/verdicts" | tr -d ' ') (of which budget-limited: $(grep -c 'budget was reached' "$work/verdicts"))"
-echo "bug reported:       $(grep -c 'c11check found' "$work/verdicts")"
-echo "no verdict:         $(grep -c 'no verdict' "$work/verdicts")"
+all=$(grep -c 'no bug found' "$work/verdicts")
+budget_only=$(grep -c 'budget was reached' "$work/verdicts")
+echo "no bug, explored completely: $((all - budget_only))"
+echo "no bug within the budget:    $budget_only"
+echo "bug reported:                $(grep -c 'c11check found' "$work/verdicts")"
+echo "no verdict:                  $(grep -c 'no verdict' "$work/verdicts")"
