@@ -33,6 +33,8 @@ struct Entry {
     /// program next reads it, a store the instrumentation did not report
     /// happened in between (gcc expands a small `memset` into plain moves).
     shadow: std::cell::Cell<(u32, Value)>,
+    /// The program's name for it, when it is (in) a global: `x`, `queue+8`.
+    name: Option<&'static str>,
 }
 
 impl Entry {
@@ -347,14 +349,21 @@ fn entry(addr: usize, size: usize) -> *const Entry {
                 cell: LocCell::new(),
                 size: size.min(8) as u8,
                 shadow: std::cell::Cell::new((0, 0)),
+                // Leaked once per address: entries live as long as the run.
+                name: crate::symbols::global_name(addr).map(|n| &*Box::leak(n.into_boxed_str())),
             })
         });
         &**e as *const Entry
     });
     // SAFETY: entries are boxed and never removed.
     if c11check_runtime::bound_location(unsafe { &(*e).cell }).is_none() {
-        // First use in this execution.
+        // First use in this execution: reports call a global by its name.
         note_if_on_stack(addr);
+        // SAFETY: as above.
+        if let Some(name) = unsafe { (*e).name } {
+            let cell = unsafe { &(*e).cell } as *const LocCell as usize;
+            c11check_runtime::name_object(cell, 1, std::borrow::Cow::Borrowed(name));
+        }
     }
     e
 }

@@ -189,3 +189,52 @@ pub fn describe(pc: usize) -> String {
         _ => format!("{file}{function}"),
     }
 }
+
+/// The executable's data objects (globals, statics): (start, size, name),
+/// at their run-time addresses, sorted; read on first use.
+static DATA: std::sync::OnceLock<Vec<(usize, usize, &'static str)>> = std::sync::OnceLock::new();
+
+fn data_objects() -> &'static [(usize, usize, &'static str)] {
+    DATA.get_or_init(|| {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let Some(bytes) = std::fs::read("/proc/self/exe").ok() else {
+            return Vec::new();
+        };
+        let Ok(file) = object::File::parse(&*bytes) else {
+            return Vec::new();
+        };
+        let bias = BIAS.load(Relaxed);
+        let mut out: Vec<(usize, usize, &'static str)> = file
+            .symbols()
+            .filter(|s| s.kind() == SymbolKind::Data && s.size() > 0 && s.is_definition())
+            .filter_map(|s| {
+                let name = s.name().ok()?;
+                // Leaked once per symbol: reports borrow them for the run.
+                let name: &'static str = Box::leak(
+                    function_name(name)
+                        .trim_end_matches("()")
+                        .to_string()
+                        .into_boxed_str(),
+                );
+                Some((bias + s.address() as usize, s.size() as usize, name))
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    })
+}
+
+/// The program's name for the global at `addr`: `x`, or `queue+8` inside
+/// one (by the symbol table; `None` outside the executable's globals).
+pub fn global_name(addr: usize) -> Option<String> {
+    let data = data_objects();
+    let i = data.partition_point(|d| d.0 <= addr).checked_sub(1)?;
+    let (start, size, name) = data[i];
+    (addr < start + size).then(|| {
+        if addr == start {
+            name.to_string()
+        } else {
+            format!("{name}+{}", addr - start)
+        }
+    })
+}

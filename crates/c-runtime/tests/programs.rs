@@ -36,6 +36,9 @@ int main() {{
     assert_eq!(code, 1, "{err}");
     // In the program's terms: its file and lines, its functions.
     assert!(err.contains("c11check found a data race"), "{err}");
+    // Globals are called by their names (from the symbol table).
+    assert!(err.contains("data race on data:"), "{err}");
+    assert!(err.contains("load(Acquire) flag = "), "{err}");
     assert!(err.contains("mp_racy.c:6:"), "{err}");
     assert!(err.contains("in producer()"), "{err}");
     assert!(err.contains("make the store T1.1 at"), "{err}");
