@@ -325,6 +325,18 @@ int main() {{
         );
         assert!(err.contains("(reads the initial value)"), "{err}");
     }
+    // A division by the null pointer's value: SIGFPE, reported too.
+    let exe = build(
+        "crash_div",
+        &src("volatile long r = 100 / (long)atomic_load(&p); (void)r;"),
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("an arithmetic fault (SIGFPE: an integer division by zero or overflow) at "),
+        "{err}"
+    );
+    assert!(err.contains("crash_div.c:8:"), "{err}");
 }
 
 #[test]

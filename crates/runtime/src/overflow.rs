@@ -26,8 +26,11 @@ thread_local! {
     static ALT_STACK: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The SIGSEGV and SIGBUS handlers found when ours was installed.
-static PREVIOUS: OnceLock<[libc::sigaction; 2]> = OnceLock::new();
+/// The signals a fault in a modelled thread raises, whose handlers we take.
+const FAULTS: [libc::c_int; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL];
+
+/// The handlers of [`FAULTS`] found when ours was installed.
+static PREVIOUS: OnceLock<[libc::sigaction; 4]> = OnceLock::new();
 
 /// Resumes fiber `f`, modelled thread `t` (on a stack of `size` bytes),
 /// watching its guard page.
@@ -60,10 +63,10 @@ pub(crate) fn resume(
 /// made, not on every resume (that is every visible operation).
 pub(crate) fn install() {
     PREVIOUS.get_or_init(|| {
-        let mut previous: [libc::sigaction; 2] =
+        let mut previous: [libc::sigaction; 4] =
             // SAFETY: sigaction is plain data; all-zero is a valid value.
             unsafe { std::mem::zeroed() };
-        for (i, sig) in [libc::SIGSEGV, libc::SIGBUS].into_iter().enumerate() {
+        for (i, sig) in FAULTS.into_iter().enumerate() {
             // SAFETY: a zeroed sigaction with our handler, SA_SIGINFO (the
             // handler takes three arguments) and SA_ONSTACK; `previous[i]`
             // receives the old action.
@@ -137,10 +140,11 @@ fn crashed() {
         CRASH[2].load(Relaxed),
         CRASH[3].load(Relaxed),
     );
-    let what = if sig == libc::SIGBUS as usize {
-        "a bus error (SIGBUS)"
-    } else {
-        "a segmentation fault (SIGSEGV)"
+    let what = match sig as libc::c_int {
+        libc::SIGBUS => "a bus error (SIGBUS)",
+        libc::SIGFPE => "an arithmetic fault (SIGFPE: an integer division by zero or overflow)",
+        libc::SIGILL => "an illegal instruction (SIGILL)",
+        _ => "a segmentation fault (SIGSEGV)",
     };
     // Where: the program's access the runtime was performing (a compiled
     // program's plain access reads memory in the runtime), or the faulting
@@ -152,9 +156,13 @@ fn crashed() {
     } else {
         crate::Site::Pc(pc + 1)
     };
-    let null = if addr < 4096 { " (a null pointer)" } else { "" };
-    let msg = format!("{what} accessing address {addr:#x}{null} at {at}");
-    let _ = t;
+    let msg = if matches!(sig as libc::c_int, libc::SIGSEGV | libc::SIGBUS) {
+        let null = if addr < 4096 { " (a null pointer)" } else { "" };
+        format!("{what} accessing address {addr:#x}{null} at {at}")
+    } else {
+        // The address is the instruction's own.
+        format!("{what} at {}", crate::Site::Pc(pc + 1))
+    };
     crate::record_crash(t as u32, msg);
 }
 
@@ -223,7 +231,10 @@ C11CHECK_STACK_SIZE (in bytes; the default is 1 MiB).\n",
     let Some(previous) = PREVIOUS.get() else {
         return;
     };
-    let prev = previous[usize::from(sig != libc::SIGSEGV)];
+    let Some(i) = FAULTS.iter().position(|&f| f == sig) else {
+        return;
+    };
+    let prev = previous[i];
     // SAFETY: calling or reinstating the previously installed action, as the
     // kernel would have.
     unsafe {
