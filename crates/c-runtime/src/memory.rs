@@ -368,24 +368,36 @@ fn entry(addr: usize, size: usize) -> *const Entry {
     e
 }
 
-/// While alive, a fault touching memory is reported at the program's
-/// access made at `site` (see `c11check_runtime::set_access_site`).
-struct AccessSite;
-
-impl AccessSite {
-    #[inline]
-    fn new(site: Site) -> AccessSite {
-        if let Site::Pc(pc) = site {
-            c11check_runtime::set_access_site(pc);
-        }
-        AccessSite
-    }
+/// The program's memory at `addr`, read for its access made at `site`: a
+/// fault here (a null pointer) is reported at that access (see
+/// `c11check_runtime::set_access_site`), not in the runtime.
+///
+/// # Safety
+/// As [`read_mem`]'s: the program asked for this access.
+unsafe fn read_program(addr: usize, size: usize, site: Site) -> Value {
+    note_access_site(site);
+    // SAFETY: guaranteed by the caller.
+    let v = unsafe { read_mem(addr, size) };
+    c11check_runtime::set_access_site(0);
+    v
 }
 
-impl Drop for AccessSite {
-    #[inline]
-    fn drop(&mut self) {
-        c11check_runtime::set_access_site(0);
+/// Writes the program's memory for its access made at `site` (as
+/// [`read_program`]).
+///
+/// # Safety
+/// As [`write_mem`]'s.
+unsafe fn write_program(addr: usize, size: usize, v: Value, site: Site) {
+    note_access_site(site);
+    // SAFETY: guaranteed by the caller.
+    unsafe { write_mem(addr, size, v) };
+    c11check_runtime::set_access_site(0);
+}
+
+#[inline]
+fn note_access_site(site: Site) {
+    if let Site::Pc(pc) = site {
+        c11check_runtime::set_access_site(pc);
     }
 }
 
@@ -541,13 +553,10 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
 /// The program is about to read `size` bytes at `addr` without atomics.
 pub fn plain_read(addr: usize, size: usize, site: Site) {
     begin(site);
-    // A fault reading or writing back the program's memory is the
-    // program's access.
-    let _access = AccessSite::new(site);
     // SAFETY: entries are never removed.
     let e = unsafe { &*entry(addr, size) };
     // SAFETY: the program reads this memory.
-    let now = unsafe { read_mem(addr, size) };
+    let now = unsafe { read_program(addr, size, site) };
     let unseen = e.shadow().is_some_and(|v| v != now);
     // On the thread's own stack, an unreported change is not taken for a
     // store: calls and register spills, which are not instrumented,
@@ -582,7 +591,7 @@ pub fn plain_read(addr: usize, size: usize, site: Site) {
     // write ran last).
     if now != o.val {
         // SAFETY: the program is about to read this memory.
-        unsafe { write_mem(addr, size, o.val) };
+        unsafe { write_program(addr, size, o.val, site) };
     }
     e.set_shadow(o.val);
 }
@@ -642,18 +651,17 @@ pub fn atomic(
     site: Site,
 ) -> c11check_runtime::Outcome {
     begin(site);
-    let _access = AccessSite::new(site);
     // SAFETY: entries are never removed.
     let e = unsafe { &*entry(addr, size) };
     // SAFETY: the program accesses this memory.
-    let init = unsafe { read_mem(addr, size) };
+    let init = unsafe { read_program(addr, size, site) };
     let o = access(&e.cell, init, action, site);
     if e.shadow().is_none() {
         e.set_shadow(init);
     }
     if let Some(v) = stored(&o) {
         // SAFETY: as above.
-        unsafe { write_mem(addr, size, v) };
+        unsafe { write_program(addr, size, v, site) };
         e.set_shadow(v);
     }
     o
