@@ -13,7 +13,7 @@ use crate::memory;
 ///
 /// # Safety
 /// The ranges must be valid; overlapping only with `dst` below `src`.
-unsafe fn copy_forward(dst: *mut u8, src: *const u8, n: usize) {
+pub(crate) unsafe fn copy_forward(dst: *mut u8, src: *const u8, n: usize) {
     // SAFETY: guaranteed by the caller; the direction flag is clear (ABI).
     unsafe {
         std::arch::asm!("rep movsb", inout("rcx") n => _, inout("rdi") dst => _, inout("rsi") src => _, options(nostack, preserves_flags))
@@ -46,6 +46,18 @@ unsafe fn copy_backward(dst: *mut u8, src: *const u8, n: usize) {
 /// Whether a call from `pc` writes memory the model tracks.
 fn tracked(pc: usize, n: usize) -> bool {
     n > 0 && crate::heap::from_program(pc) && memory::modelled()
+}
+
+/// Checks a program's copy of `n` bytes to `dst` (from `src`) against
+/// the heap's blocks before it happens (see [`crate::heap::check_access`]).
+fn check_copy(dst: *mut u8, src: Option<*const u8>, n: usize, pc: usize) {
+    if tracked(pc, n) {
+        let site = crate::memory::site_of(pc);
+        if let Some(src) = src {
+            crate::heap::check_access(src as usize, n, "reads", site);
+        }
+        crate::heap::check_access(dst as usize, n, "writes", site);
+    }
 }
 
 type CopyFn = unsafe extern "C" fn(*mut u8, *const u8, usize) -> *mut u8;
@@ -81,6 +93,7 @@ extern "C" fn memcpy_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> 
             return unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) };
         }
     }
+    check_copy(dst, Some(src), n, pc);
     // SAFETY: the caller's ranges, which memcpy requires not to overlap.
     unsafe { copy_forward(dst, src, n) };
     if tracked(pc, n) {
@@ -96,6 +109,7 @@ extern "C" fn memmove_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) ->
             return unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) };
         }
     }
+    check_copy(dst, Some(src), n, pc);
     // SAFETY: the caller's ranges; the direction avoids clobbering.
     unsafe {
         if (dst as usize) > (src as usize) && (dst as usize) < src as usize + n {
@@ -117,6 +131,7 @@ extern "C" fn memset_impl(dst: *mut u8, c: i32, n: usize, pc: usize) -> *mut u8 
             return unsafe { std::mem::transmute::<usize, SetFn>(f)(dst, c, n) };
         }
     }
+    check_copy(dst, None, n, pc);
     // SAFETY: the caller's range.
     unsafe {
         std::arch::asm!("rep stosb", inout("rcx") n => _, inout("rdi") dst => _, in("al") c as u8, options(nostack, preserves_flags))

@@ -15,10 +15,51 @@
 //! allocator. A block glibc made (before `main`, say) and the program frees
 //! during an execution is kept: the next execution starts from the same
 //! globals and may free it again.
+//!
+//! Each execution's blocks are recorded, which makes three checks cheap:
+//! an access to a freed block (a use after free, whatever the schedule:
+//! blocks are never reused within an execution), an access outside every
+//! block (an overflow), and a free of something that is not a live block.
+//! `malloc`'s and `new`'s blocks are filled with [`POISON`]: a location
+//! first used while its bytes still hold it has an indeterminate initial
+//! value, and a load that reads that value is reported (a write the
+//! instrumentation does not see, `read(2)` into the block, say, changes the
+//! bytes and so counts as initialization).
 
 use crate::memory::modelled;
+use c11check_runtime::{FailureKind, Site};
+use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// What fresh `malloc` memory holds (see the module's documentation).
+pub const POISON: u8 = 0xa5;
+
+/// A block the program allocated in the current execution.
+#[derive(Clone, Copy)]
+struct Block {
+    start: usize,
+    /// Its size as asked for.
+    size: usize,
+    /// Where it was allocated.
+    made: Site,
+    /// Whether it came zeroed (`calloc`).
+    zeroed: bool,
+    /// Its number among the blocks made at `made` in this execution (1, 2...).
+    ordinal: u32,
+    /// The thread that freed it and where, once freed.
+    freed: Option<(u32, Site)>,
+}
+
+thread_local! {
+    /// Per arena: the blocks of this execution, in address order (each
+    /// thread's arena grows upwards).
+    static BLOCKS: RefCell<Vec<Vec<Block>>> = const { RefCell::new(Vec::new()) };
+    /// Blocks made at each allocation site in this execution.
+    static MADE_AT: RefCell<std::collections::HashMap<usize, u32>> = RefCell::new(Default::default());
+    /// The function of each allocation site (reports name blocks after it).
+    static SITE_FUNCTIONS: RefCell<std::collections::HashMap<usize, std::rc::Rc<str>>> = RefCell::new(Default::default());
+}
 
 /// Threads with an arena; later ones allocate from glibc.
 const THREADS: usize = 256;
@@ -71,6 +112,8 @@ pub fn from_system(pc: usize) -> bool {
 
 /// Empties every arena (zeroing what was used) for a new execution.
 pub fn reset() {
+    BLOCKS.with(|b| b.borrow_mut().iter_mut().for_each(Vec::clear));
+    MADE_AT.with(|m| m.borrow_mut().clear());
     let base = BASE.load(Relaxed);
     if base == 0 {
         return;
@@ -107,8 +150,44 @@ fn programs(pc: usize) -> bool {
 }
 
 /// A block of `size` bytes aligned to `align` from the current thread's
-/// arena (null if it is full).
-fn arena_alloc(size: usize, align: usize) -> *mut c_void {
+/// arena (null if it is full), made at `pc`: zero if `zeroed`, else
+/// [`POISON`].
+fn arena_alloc(size: usize, align: usize, zeroed: bool, pc: usize) -> *mut c_void {
+    let p = arena_block(size, align);
+    if !p.is_null() {
+        if !zeroed {
+            // SAFETY: the block was just carved out of this thread's arena.
+            unsafe { std::ptr::write_bytes(p as *mut u8, POISON, size) };
+        }
+        let t = c11check_runtime::current_thread() as usize;
+        let ordinal = MADE_AT.with(|m| {
+            let mut m = m.borrow_mut();
+            let n = m.entry(pc).or_insert(0);
+            *n += 1;
+            *n
+        });
+        BLOCKS.with(|b| {
+            let mut b = b.borrow_mut();
+            if b.len() <= t {
+                b.resize_with(t + 1, Vec::new);
+            }
+            b[t].push(Block {
+                start: p as usize,
+                size,
+                made: Site::Pc(pc),
+                zeroed,
+                ordinal,
+                freed: None,
+            });
+        });
+        c11check_runtime::alloc::track_block(p as usize, size.max(1));
+    }
+    p
+}
+
+/// Carves a block of `size` bytes aligned to `align` out of the current
+/// thread's arena (null if it is full).
+fn arena_block(size: usize, align: usize) -> *mut c_void {
     let t = c11check_runtime::current_thread() as usize;
     let start = BASE.load(Relaxed) + t * ARENA;
     let used = USED[t].load(Relaxed);
@@ -147,7 +226,7 @@ use libc_heap::*;
 
 extern "C" fn malloc_impl(size: usize, pc: usize) -> *mut c_void {
     if programs(pc) {
-        let p = arena_alloc(size, HEADER);
+        let p = arena_alloc(size, HEADER, false, pc);
         if !p.is_null() {
             return p;
         }
@@ -163,7 +242,7 @@ extern "C" fn calloc_impl(n: usize, size: usize, pc: usize) -> *mut c_void {
     if programs(pc) {
         // Arena memory is zero until used in this execution, and used
         // memory is never handed out twice: the block is zero already.
-        let p = arena_alloc(total, HEADER);
+        let p = arena_alloc(total, HEADER, true, pc);
         if !p.is_null() {
             return p;
         }
@@ -174,7 +253,7 @@ extern "C" fn calloc_impl(n: usize, size: usize, pc: usize) -> *mut c_void {
 
 extern "C" fn memalign_impl(align: usize, size: usize, pc: usize) -> *mut c_void {
     if programs(pc) && align.is_power_of_two() {
-        let p = arena_alloc(size, align);
+        let p = arena_alloc(size, align, false, pc);
         if !p.is_null() {
             return p;
         }
@@ -206,6 +285,9 @@ extern "C" fn realloc_impl(p: *mut c_void, size: usize, pc: usize) -> *mut c_voi
         return malloc_impl(size, pc);
     }
     let old = p as usize;
+    if in_arena(old) && modelled() {
+        arena_free(old, crate::memory::site(pc), "realloc");
+    }
     if in_arena(old) || (programs(pc) && modelled()) {
         // A new block; the old one is left as it is (arena blocks are not
         // reused, glibc's may be freed again by the next execution).
@@ -216,16 +298,16 @@ extern "C" fn realloc_impl(p: *mut c_void, size: usize, pc: usize) -> *mut c_voi
             unsafe { malloc_usable_size(p) }
         };
         let q = if programs(pc) {
-            arena_alloc(size, HEADER)
+            arena_alloc(size, HEADER, false, pc)
         } else {
             // SAFETY: glibc's allocator.
             unsafe { __libc_malloc(size) }
         };
         if !q.is_null() {
+            // Not `copy_nonoverlapping`: it may become a tail call to the
+            // interposed `memcpy`, which would take it for the program's.
             // SAFETY: both blocks hold at least the bytes copied.
-            unsafe {
-                std::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, old_size.min(size))
-            };
+            unsafe { crate::bytes::copy_forward(q as *mut u8, p as *const u8, old_size.min(size)) };
         }
         return q;
     }
@@ -234,7 +316,13 @@ extern "C" fn realloc_impl(p: *mut c_void, size: usize, pc: usize) -> *mut c_voi
 }
 
 extern "C" fn free_impl(p: *mut c_void, pc: usize) {
-    if p.is_null() || in_arena(p as usize) {
+    if p.is_null() {
+        return;
+    }
+    if in_arena(p as usize) {
+        if modelled() {
+            arena_free(p as usize, crate::memory::site(pc), "free");
+        }
         return;
     }
     if programs(pc) {
@@ -273,3 +361,173 @@ with_pc!(_ZnwmSt11align_val_t(size: usize, align: usize) -> *mut c_void, "rdx", 
 with_pc!(_ZnamSt11align_val_t(size: usize, align: usize) -> *mut c_void, "rdx", aligned_new_impl);
 with_pc!(_ZdlPvSt11align_val_t(p: *mut c_void, align: usize), "rdx", sized_free_impl);
 with_pc!(_ZdaPvSt11align_val_t(p: *mut c_void, align: usize), "rdx", sized_free_impl);
+
+/// The block of this execution holding `addr`, with its arena and index.
+fn block_at(addr: usize) -> Option<(usize, usize, Block)> {
+    let t = (addr - BASE.load(Relaxed)) / ARENA;
+    BLOCKS.with(|b| {
+        let b = b.borrow();
+        let blocks = b.get(t)?;
+        let i = blocks.partition_point(|x| x.start <= addr).checked_sub(1)?;
+        Some((t, i, blocks[i]))
+    })
+}
+
+/// "1 byte", "4 bytes".
+fn bytes(n: usize) -> String {
+    if n == 1 {
+        "1 byte".to_string()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// How reports call a thread.
+fn thread_name(t: u32) -> String {
+    if t == 0 {
+        "the main thread".to_string()
+    } else {
+        format!("thread {t}")
+    }
+}
+
+/// The current thread frees the arena block at `p` at `site` (`how`:
+/// `free`, `realloc`, `delete`): a block freed twice, or a pointer that
+/// is not a block's start, fails the execution.
+fn arena_free(p: usize, site: Site, how: &str) {
+    let me = c11check_runtime::current_thread();
+    let found = block_at(p).filter(|&(_, _, b)| b.start == p);
+    let Some((t, i, b)) = found else {
+        let what = match block_at(p).filter(|(_, _, b)| p < b.start + b.size.max(1)) {
+            Some((_, _, b)) => format!(
+                "a pointer {} bytes into a {}-byte block allocated at {}",
+                p - b.start,
+                b.size,
+                b.made
+            ),
+            None => "a pointer that no allocation returned".to_string(),
+        };
+        heap_bug(
+            FailureKind::Panic,
+            format!(
+                "invalid free: {} passes {what} to {how} at {site}",
+                thread_name(me)
+            ),
+        );
+    };
+    if let Some((by, at)) = b.freed {
+        heap_bug(
+            FailureKind::UseAfterFree,
+            format!(
+                "double free: {} frees at {site} the {}-byte block allocated at {}, which {} freed already at {at}",
+                thread_name(me),
+                b.size,
+                b.made,
+                thread_name(by)
+            ),
+        );
+    }
+    BLOCKS.with(|bl| bl.borrow_mut()[t][i].freed = Some((me, site)));
+    c11check_runtime::alloc::untrack_block(p);
+}
+
+/// Fails the execution at a heap bug of the running thread.
+fn heap_bug(kind: FailureKind, message: String) -> ! {
+    crate::memory::flush_pending(Site::caller());
+    c11check_runtime::fail_execution(kind, message)
+}
+
+/// Checks the program's access of `size` bytes at `addr` (made at `site`;
+/// `what`: "reads", "writes") against this execution's heap blocks: an
+/// access to a freed block or outside every block fails the execution.
+#[inline]
+pub fn check_access(addr: usize, size: usize, what: &str, site: Site) {
+    if in_arena(addr) {
+        check_block_access(addr, size, what, site);
+    }
+}
+
+#[inline(never)]
+fn check_block_access(addr: usize, size: usize, what: &str, site: Site) {
+    let me = thread_name(c11check_runtime::current_thread());
+    let block = block_at(addr);
+    match block {
+        Some((_, _, b)) if b.freed.is_none() && addr + size <= b.start + b.size => {}
+        Some((_, _, b)) if b.freed.is_some() && addr < b.start + b.size.max(1) => {
+            let (by, at) = b.freed.unwrap_or((0, site));
+            heap_bug(
+                FailureKind::UseAfterFree,
+                format!(
+                    "use after free: {me} {what} {} at offset {} of the {}-byte block allocated at {}, which {} freed at {at}; the access is at {site}",
+                    bytes(size),
+                    addr - b.start,
+                    b.size,
+                    b.made,
+                    thread_name(by)
+                ),
+            );
+        }
+        _ => {
+            let near = match block {
+                Some((_, _, b)) => format!(
+                    "{} bytes past the start of the {}-byte block allocated at {}",
+                    addr - b.start,
+                    b.size,
+                    b.made
+                ),
+                None => "before the first block of its heap arena".to_string(),
+            };
+            heap_bug(
+                FailureKind::Panic,
+                format!(
+                    "heap buffer overflow: {me} {what} {} {near}; the access is at {site}",
+                    bytes(size)
+                ),
+            );
+        }
+    }
+}
+
+/// How reports call the heap location at `addr`: `push()'s block 2+8`,
+/// the second block `push()` allocated (at that line) in this execution,
+/// 8 bytes in.
+pub fn location_name(addr: usize) -> Option<String> {
+    if !in_arena(addr) {
+        return None;
+    }
+    let (_, _, b) = block_at(addr)?;
+    let Site::Pc(pc) = b.made else { return None };
+    let function = SITE_FUNCTIONS.with(|f| {
+        f.borrow_mut()
+            .entry(pc)
+            .or_insert_with(|| {
+                let text = crate::symbols::describe(pc);
+                let f = text.rsplit_once(" in ").map_or("the program", |(_, f)| f);
+                f.into()
+            })
+            .clone()
+    });
+    let off = addr - b.start;
+    Some(if off == 0 {
+        format!("{function}'s block {}", b.ordinal)
+    } else {
+        format!("{function}'s block {}+{off}", b.ordinal)
+    })
+}
+
+/// Whether the `size` bytes at `addr` are memory `malloc` handed out in
+/// this execution that nothing has written yet (they hold [`POISON`]).
+pub fn indeterminate(addr: usize, size: usize) -> bool {
+    if !in_arena(addr) {
+        return false;
+    }
+    let Some((_, _, b)) = block_at(addr) else {
+        return false;
+    };
+    if b.zeroed || b.freed.is_some() || addr + size > b.start + b.size {
+        return false;
+    }
+    // SAFETY: inside a live block of this execution.
+    let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, size) };
+    bytes.iter().all(|&x| x == POISON)
+}

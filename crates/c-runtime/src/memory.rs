@@ -342,11 +342,18 @@ fn note_if_on_stack(addr: usize) {
 
 /// The cell of the location at `addr` (made on first use).
 fn entry(addr: usize, size: usize) -> *const Entry {
+    entry_fresh(addr, size).0
+}
+
+/// The cell of the location at `addr` (made on first use), and whether it
+/// is unbound in this execution (its next access binds it: its initial
+/// value is taken to be determinate unless the caller says otherwise).
+fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
     let e = TABLE.with(|t| {
         let mut t = t.borrow_mut();
         let e = t.entry(addr).or_insert_with(|| {
             Box::new(Entry {
-                cell: LocCell::new(),
+                cell: LocCell::at(addr),
                 size: size.min(8) as u8,
                 shadow: std::cell::Cell::new((0, 0)),
                 // Leaked once per address: entries live as long as the run.
@@ -356,14 +363,32 @@ fn entry(addr: usize, size: usize) -> *const Entry {
         &**e as *const Entry
     });
     // SAFETY: entries are boxed and never removed.
-    if c11check_runtime::bound_location(unsafe { &(*e).cell }).is_none() {
+    let fresh = c11check_runtime::bound_location(unsafe { &(*e).cell }).is_none();
+    if fresh {
         // First use in this execution: reports call a global by its name.
         note_if_on_stack(addr);
         // SAFETY: as above.
+        unsafe { (*e).cell.set_indeterminate(false) };
+        // SAFETY: as above.
         if let Some(name) = unsafe { (*e).name } {
-            let cell = unsafe { &(*e).cell } as *const LocCell as usize;
-            c11check_runtime::name_object(cell, 1, std::borrow::Cow::Borrowed(name));
+            c11check_runtime::name_object(addr, 1, std::borrow::Cow::Borrowed(name));
+        } else if let Some(name) = crate::heap::location_name(addr) {
+            c11check_runtime::name_object(addr, 1, std::borrow::Cow::Owned(name));
         }
+    }
+    (e, fresh)
+}
+
+/// The entry of a location the program is about to read `size` bytes of
+/// (`uninit`: a first use reading bytes nothing wrote has an indeterminate
+/// initial value), after the heap's checks.
+fn read_entry(addr: usize, size: usize, uninit: bool, what: &str, site: Site) -> &'static Entry {
+    crate::heap::check_access(addr, size, what, site);
+    let (e, fresh) = entry_fresh(addr, size);
+    // SAFETY: entries are boxed and never removed.
+    let e = unsafe { &*e };
+    if fresh && uninit && crate::heap::indeterminate(addr, size) {
+        e.cell.set_indeterminate(true);
     }
     e
 }
@@ -540,6 +565,7 @@ pub fn reset() {
 /// The program is about to write `size` bytes at `addr` without atomics.
 pub fn plain_write(addr: usize, size: usize, site: Site) {
     begin(site);
+    crate::heap::check_access(addr, size, "writes", site);
     let t = c11check_runtime::current_thread() as usize;
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
@@ -552,9 +578,19 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
 
 /// The program is about to read `size` bytes at `addr` without atomics.
 pub fn plain_read(addr: usize, size: usize, site: Site) {
+    plain_read_as(addr, size, true, site)
+}
+
+/// The program copies memory starting at `addr` (gcc's struct copies):
+/// a plain read of its first `size` bytes, which may be uninitialized
+/// (padding, a field not set yet) without the copy being wrong.
+pub fn copy_read(addr: usize, size: usize, site: Site) {
+    plain_read_as(addr, size, false, site)
+}
+
+fn plain_read_as(addr: usize, size: usize, uninit: bool, site: Site) {
     begin(site);
-    // SAFETY: entries are never removed.
-    let e = unsafe { &*entry(addr, size) };
+    let e = read_entry(addr, size, uninit, "reads", site);
     // SAFETY: the program reads this memory.
     let now = unsafe { read_program(addr, size, site) };
     let unseen = e.shadow().is_some_and(|v| v != now);
@@ -651,8 +687,7 @@ pub fn atomic(
     site: Site,
 ) -> c11check_runtime::Outcome {
     begin(site);
-    // SAFETY: entries are never removed.
-    let e = unsafe { &*entry(addr, size) };
+    let e = read_entry(addr, size, true, "accesses", site);
     // SAFETY: the program accesses this memory.
     let init = unsafe { read_program(addr, size, site) };
     let o = access(&e.cell, init, action, site);
@@ -770,5 +805,8 @@ pub fn fence(mo: i32, site: Site) {
 /// The cell of the lock at `addr` (a `pthread_mutex_t`, say).
 pub fn lock_cell(addr: usize) -> &'static LocCell {
     // SAFETY: entries are boxed and never removed.
-    unsafe { &(*entry(addr, 8)).cell }
+    let cell = unsafe { &(*entry(addr, 8)).cell };
+    // A lock's state starts free whatever its memory holds.
+    cell.set_indeterminate(false);
+    cell
 }

@@ -64,12 +64,14 @@ extern "C" fn write_impl<const N: usize>(addr: usize, pc: usize) {
 
 extern "C" fn read_range_impl(addr: usize, size: usize, pc: usize) {
     if shared(addr) && size > 0 {
-        memory::plain_read(addr, size.min(8), site(pc));
+        crate::heap::check_access(addr, size, "reads", site(pc));
+        memory::copy_read(addr, size.min(8), site(pc));
     }
 }
 
 extern "C" fn write_range_impl(addr: usize, size: usize, pc: usize) {
     if shared(addr) && size > 0 {
+        crate::heap::check_access(addr, size, "writes", site(pc));
         memory::plain_write(addr, size.min(8), site(pc));
     }
 }

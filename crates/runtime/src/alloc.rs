@@ -246,6 +246,20 @@ fn track_free(addr: usize) -> bool {
     .unwrap_or(false)
 }
 
+/// Records a block of `len` bytes at `start` that the running modelled
+/// thread allocated by other means than the global allocator (a C
+/// program's `malloc`): objects first used in it are created now.
+pub fn track_block(start: usize, len: usize) {
+    note_alloc(start, len);
+}
+
+/// The running modelled thread freed the block recorded at `start` (see
+/// [`track_block`]): the objects bound in it are gone. Whether it was
+/// recorded.
+pub fn untrack_block(start: usize) -> bool {
+    note_free(start)
+}
+
 /// Runs `f` without recording its allocations: for a facade's own objects
 /// that real (unmodelled) synchronisation hands between threads, such as a
 /// channel's slots, which behave as if they had existed from the start.

@@ -295,7 +295,8 @@ impl FiberDriver {
     fn set_cell(&self, cell: *const crate::LocCell, loc: Loc) {
         let mut shared = self.shared.borrow_mut();
         shared.note_binding(loc, cell);
-        shared.note_creation(loc, cell as usize);
+        // SAFETY: as below.
+        shared.note_creation(loc, unsafe { (*cell).object_addr() });
         drop(shared);
         let generation = self.shared.borrow().generation;
         // SAFETY: the cell belongs to an object the suspended fiber borrows for
@@ -669,7 +670,8 @@ pub(crate) fn replay_inline(
             let loc = e.loc()?;
             g.set_init(loc, init);
             s.note_binding(loc, cell);
-            s.note_creation(loc, cell as usize);
+            // SAFETY: as below.
+            s.note_creation(loc, unsafe { (*cell).object_addr() });
             // SAFETY: as in `FiberDriver::set_cell`; the cell's object is
             // borrowed by the code asking for this operation.
             unsafe { (*cell).set(s.generation, loc) };

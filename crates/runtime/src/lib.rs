@@ -155,6 +155,14 @@ pub struct LocCell {
     packed: AtomicU64,
     /// What the object is and where the program made it, for reports.
     made: Option<Made>,
+    /// The address of the object in the program's memory, when the cell
+    /// lives elsewhere (a C program's location, kept in a table); 0: the
+    /// cell's own address is the object's.
+    object: usize,
+    /// Whether the value the object holds when it is next bound is
+    /// indeterminate (heap memory nothing wrote yet): a load reading that
+    /// initial value reads uninitialized memory.
+    indeterminate: std::sync::atomic::AtomicBool,
 }
 
 /// What an object is (a type name: `AtomicUsize`) and where it was made.
@@ -172,6 +180,32 @@ impl LocCell {
         LocCell {
             packed: AtomicU64::new(0),
             made: None,
+            object: 0,
+            indeterminate: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+    /// The cell of the object at `addr` in the program's memory (the cell
+    /// itself lives elsewhere): creations, frees and names go by `addr`.
+    pub const fn at(addr: usize) -> Self {
+        LocCell {
+            packed: AtomicU64::new(0),
+            made: None,
+            object: addr,
+            indeterminate: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+    /// Says whether the object's value is indeterminate at its next
+    /// binding (memory nothing initialized): a load that reads the initial
+    /// value is then reported.
+    pub fn set_indeterminate(&self, on: bool) {
+        self.indeterminate.store(on, Ordering::Relaxed);
+    }
+    /// The object's address in the program's memory.
+    pub(crate) fn object_addr(&self) -> usize {
+        if self.object != 0 {
+            self.object
+        } else {
+            self as *const LocCell as usize
         }
     }
     /// The cell of a `what` (a type name: `AtomicUsize`) made at `site`;
@@ -180,6 +214,8 @@ impl LocCell {
         LocCell {
             packed: AtomicU64::new(0),
             made: Some((what, site)),
+            object: 0,
+            indeterminate: std::sync::atomic::AtomicBool::new(false),
         }
     }
     #[inline]
@@ -241,6 +277,9 @@ pub(crate) struct Shared {
     /// Objects whose allocation a modelled thread freed in this execution:
     /// location, freeing thread, its position then (as in `stamps`).
     pub frees: Vec<(Loc, u32, u64)>,
+    /// Locations whose initial value in this execution is indeterminate
+    /// (see [`LocCell::set_indeterminate`]).
+    pub indeterminate: Vec<Loc>,
     /// The program's weak compare-exchanges are issued as strong ones
     /// (`RunConfig::spurious_failures` off).
     pub strong_cas: bool,
@@ -276,6 +315,7 @@ impl Shared {
         self.creations.clear();
         self.objects.clear();
         self.frees.clear();
+        self.indeterminate.clear();
         self.bound.clear();
         self.labels.clear();
         alloc::release_quarantine();
@@ -344,8 +384,15 @@ impl Shared {
         }
         // SAFETY: the cell belongs to an object the suspended fiber borrows
         // for the duration of the operation being bound.
-        let made = unsafe { (*cell).made };
-        self.bound[l] = Some((cell as usize, made));
+        let cell = unsafe { &*cell };
+        self.bound[l] = Some((cell.object_addr(), cell.made));
+        if cell.indeterminate.load(Ordering::Relaxed) {
+            self.indeterminate.push(loc);
+        }
+    }
+    /// Whether `loc`'s initial value in this execution is indeterminate.
+    pub(crate) fn is_indeterminate(&self, loc: Loc) -> bool {
+        self.indeterminate.contains(&loc)
     }
     /// How reports call each location the program described or named: the
     /// innermost [`name_object`] range holding its cell (several locations
@@ -634,6 +681,22 @@ fn suspend(req: Request) -> Outcome {
     // received; that coroutine is the one executing this code, so the yielder
     // is alive and used from its own stack.
     unsafe { (*y).suspend(req) }
+}
+
+/// Fails the execution with a bug of `kind` the running modelled thread
+/// ran into (a C program's use after free): the thread ends there, as at
+/// [`finish_thread`], and the report says `message`.
+pub fn fail_execution(kind: FailureKind, message: String) -> ! {
+    with_shared(|s| {
+        let t = s.current;
+        s.failure.get_or_insert(Failure {
+            kind,
+            message: message.clone(),
+            threads: vec![t],
+            events: vec![],
+        });
+    });
+    finish_thread(Err(Box::new(message)))
 }
 
 /// Ends the calling modelled thread at once with `result`, as if its body

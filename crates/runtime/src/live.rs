@@ -342,9 +342,11 @@ impl<'a> Execution<'a> {
                 // SAFETY: as above.
                 unsafe { (*cell).set(generation, l) };
                 self.shared.borrow_mut().note_binding(l, cell);
-                if let Some(c) = crate::alloc::creation_of(cell as usize, generation) {
+                // SAFETY: as above.
+                let addr = unsafe { (*cell).object_addr() };
+                if let Some(c) = crate::alloc::creation_of(addr, generation) {
                     self.creation.insert(l, c);
-                    self.shared.borrow_mut().objects.push((l, cell as usize));
+                    self.shared.borrow_mut().objects.push((l, addr));
                     self.loc_sched_mut(l).writer = c.0;
                 }
                 l
@@ -623,7 +625,10 @@ impl<'a> Execution<'a> {
                     self.creation.get(&loc).copied()
                 };
                 if let Some((creator, stamp)) = created {
-                    if creator != tid && self.mem.hb_entry(tid, creator) <= stamp {
+                    if creator != tid
+                        && self.mem.hb_entry(tid, creator) <= stamp
+                        && !self.shared.borrow().ignore_races
+                    {
                         return Some(creation_race(tid, creator, loc));
                     }
                     // Freed already, in execution order: a use after free.
@@ -680,6 +685,18 @@ impl<'a> Execution<'a> {
                 }
                 seq = Some(self.mem.last_seq(tid));
                 read_from = p.read_from;
+                if p.read_from == Some(c11check_model::live::ReadFrom::Init) {
+                    let s = self.shared.borrow();
+                    if !s.indeterminate.is_empty() && s.is_indeterminate(loc) {
+                        drop(s);
+                        return Some(crate::run::uninitialized_failure(
+                            tid,
+                            loc,
+                            &format!("thread {tid}"),
+                            vec![],
+                        ));
+                    }
+                }
                 if let Some(other) = p.race.filter(|_| !self.shared.borrow().ignore_races) {
                     return Some(race_failure(
                         tid,
@@ -959,6 +976,11 @@ pub(crate) fn run_live(
         expected_steps = expected_steps.max(it.ops);
         behaviours.insert(it.behaviour);
         let panic = || {
+            // A bug a thread stopped at (`fail_execution`) says what it is.
+            let stopped = shared.borrow_mut().failure.take();
+            if stopped.is_some() {
+                return stopped;
+            }
             shared
                 .borrow()
                 .panic_failure()

@@ -27,6 +27,9 @@ pub enum FailureKind {
     /// An access to an object in memory that was already freed (with the
     /// tracking allocator installed).
     UseAfterFree,
+    /// A load read memory nothing had written: a C program's fresh heap
+    /// block (`malloc`, `new`), read before it was initialized.
+    UninitializedRead,
     /// The code under test did not do the same thing when re-run.
     Nondeterminism,
     /// A bug of c11check itself.
@@ -43,6 +46,7 @@ impl FailureKind {
             FailureKind::SpinWithoutHint => "spin loop without a hint",
             FailureKind::Leak => "leak",
             FailureKind::UseAfterFree => "use after free",
+            FailureKind::UninitializedRead => "read of uninitialized memory",
             FailureKind::Nondeterminism => "nondeterministic test",
             FailureKind::Internal => "internal error",
         }

@@ -6,7 +6,7 @@ use crate::report::{
     FailureKind, RepeatedTurn, Report,
 };
 use c11check_explore::{exhaustive, Config, Driver, Ending, Execution, Stats};
-use c11check_model::{Action, Analysis, BlockReason, EventId, ExecutionGraph, Model};
+use c11check_model::{Action, Analysis, BlockReason, EventId, ExecutionGraph, Loc, Model};
 use smallvec::{smallvec, SmallVec};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -284,9 +284,10 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     // An access to an object made in a tracked allocation must come after
     // the object's creation: the first event its creator did after it.
     // One pass over the events finds, for each creation, its first access
-    // that is not ordered after it.
+    // that is not ordered after it. Such an access races with the
+    // creation: not reported when races are not.
     let creations = state.creations();
-    if !creations.is_empty() {
+    if !creations.is_empty() && !state.0.borrow().ignore_races {
         let mut creation_of_loc: SmallVec<[usize; 32]> = smallvec![usize::MAX; g.num_locs()];
         for (i, &(loc, ..)) in creations.iter().enumerate() {
             if let Some(slot) = creation_of_loc.get_mut(loc.0 as usize) {
@@ -321,6 +322,9 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     if let Some(f) = freed_access(ex, state) {
         return Some(f);
     }
+    if let Some(f) = uninitialized_read(ex, state) {
+        return Some(f);
+    }
     match ex.ending {
         Ending::Complete => {
             let leaks = state.leaks();
@@ -351,6 +355,43 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
             })
         }
         Ending::Blocked => judge_blocked(ex, state),
+    }
+}
+
+/// A load that read the initial value of a location whose initial value
+/// is indeterminate (heap memory nothing wrote before it).
+fn uninitialized_read(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
+    let s = state.0.borrow();
+    if s.indeterminate.is_empty() {
+        return None;
+    }
+    let (id, e) = ex.graph.events().find(|(_, e)| {
+        e.rf.is_some_and(|w| w.is_init()) && e.loc().is_some_and(|l| s.is_indeterminate(l))
+    })?;
+    drop(s);
+    let at = state
+        .site(id)
+        .map(|s| format!(" at {s}"))
+        .unwrap_or_default();
+    Some(uninitialized_failure(
+        id.thread,
+        e.loc()?,
+        &format!("{id}{at}"),
+        vec![id],
+    ))
+}
+
+/// The report of thread `t`'s read (`who`: the event and where) of
+/// `loc`'s indeterminate initial value.
+pub(crate) fn uninitialized_failure(t: u32, loc: Loc, who: &str, events: Vec<EventId>) -> Failure {
+    Failure {
+        kind: FailureKind::UninitializedRead,
+        message: format!(
+            "read of uninitialized memory: {who} reads loc{}, which nothing wrote before: it holds no value yet (initialize it before the object is published, or order the read after the write that does)",
+            loc.0
+        ),
+        threads: vec![t],
+        events,
     }
 }
 
