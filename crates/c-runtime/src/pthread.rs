@@ -453,17 +453,40 @@ pub extern "C-unwind" fn abort() -> ! {
     fail("the program called abort()".to_string())
 }
 
-/// `exit(status)` in a modelled thread ends that thread (the others run to
-/// their end); outside the model, the process.
-#[unsafe(no_mangle)]
-pub extern "C-unwind" fn exit(status: c_int) -> ! {
+/// `exit(status)`, `_exit`, `_Exit` in a modelled thread (any thread,
+/// `main` too) end the program: the thread stops there, the others run as
+/// far as they can (the exit is delayed, as a scheduler may) and are then
+/// stopped, none of them stuck or spinning; a `join` of the exiting thread
+/// never returns. No `atexit` handler runs, nothing is flushed. Outside
+/// the model: the process.
+extern "C" fn exit_impl(status: c_int, pc: usize) {
     if !modelled() {
         let f = real!(c"exit"; unsafe extern "C" fn(c_int) -> !);
         // SAFETY: passed on.
         unsafe { f(status) }
     }
-    end_thread(status as u32 as usize)
+    exit_program(status, pc)
 }
+
+extern "C" fn quick_exit_impl(status: c_int, pc: usize) {
+    if !modelled() {
+        // The runtime's own last step, or the program outside the model.
+        let f = real!(c"_exit"; unsafe extern "C" fn(c_int) -> !);
+        // SAFETY: passed on.
+        unsafe { f(status) }
+    }
+    exit_program(status, pc)
+}
+
+/// The calling modelled thread ends the program (see [`exit_impl`]).
+fn exit_program(status: c_int, pc: usize) -> ! {
+    let site = memory::site(pc);
+    memory::flush_pending(site);
+    c11check_runtime::exit_program(status, site)
+}
+with_pc!(exit(status: c_int), "rsi", exit_impl);
+with_pc!(_exit(status: c_int), "rsi", quick_exit_impl);
+with_pc!(_Exit(status: c_int), "rsi", quick_exit_impl);
 
 // ---- GenMC's verifier functions ----------------------------------------------------
 

@@ -378,3 +378,58 @@ int main() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(executions(&err), 2, "{err}");
 }
+
+#[test]
+fn exit_ends_the_program_from_any_thread_and_return_from_main_does_not() {
+    // A waiter spins on a flag nobody sets; main ends with `end`.
+    let src = |end: &str| {
+        format!(
+            r#"#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <assert.h>
+atomic_int ready;
+int data;
+void *waiter(void *a) {{ while (!atomic_load(&ready)) ; return 0; }}
+void *quitter(void *a) {{ data = 1; exit(3); }}
+int main() {{
+  pthread_t t, q; pthread_create(&t, 0, waiter, 0);
+  {end}
+}}
+"#
+        )
+    };
+    // exit() in main: the waiter stops with the program (no livelock).
+    let exe = build("exit_main", &src("exit(0);"));
+    for env in [&[][..], &[("C11CHECK_ITERATIONS", "200")][..]] {
+        let (code, err) = run(&exe, env);
+        assert_eq!(code, 0, "{env:?}: {err}");
+        assert!(err.contains("no bug found in "), "{env:?}: {err}");
+    }
+    let (_, err) = run(&exe, &[]);
+    assert_eq!(executions(&err), 1, "{err}");
+    // A return from main lets the waiter run on: it spins forever.
+    let exe = build("return_main", &src("return 0;"));
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("spins forever"), "{err}");
+    // exit() in another thread ends the program too: main's join of it
+    // never returns, so the assertion after it is unreachable.
+    let exe = build(
+        "exit_thread",
+        &src("pthread_create(&q, 0, quitter, 0);\n  pthread_join(q, 0);\n  assert(0 && \"unreachable\");"),
+    );
+    for env in [&[][..], &[("C11CHECK_ITERATIONS", "200")][..]] {
+        let (code, err) = run(&exe, env);
+        assert_eq!(code, 0, "{env:?}: {err}");
+    }
+    // What happens before the exit is checked: main's read races with the
+    // quitter's write.
+    let exe = build(
+        "exit_after_race",
+        &src("pthread_create(&q, 0, quitter, 0);\n  if (data) exit(1);\n  pthread_join(q, 0);"),
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("data race on data"), "{err}");
+}

@@ -79,12 +79,24 @@ pub(crate) fn runnable_into<D: Driver>(
     steps.clear();
     let mut waits_for_lock = None;
     let (mut blocked, mut waiting) = (false, false);
+    // A thread that ended the program (`exit()`), and whether a thread is
+    // blocked for good (a failed assumption, a bound) rather than waiting.
+    let (mut exited, mut cut) = (false, false);
     for t in 0..g.num_threads() as u32 {
         if !g.is_started(t) || g.is_finished(t) {
             continue;
         }
         if g.is_blocked(t) {
             blocked = true;
+            match g.last_event(t).map(|e| e.action) {
+                Some(Action::Block {
+                    reason: c11check_model::BlockReason::Exit,
+                }) => exited = true,
+                Some(Action::Block {
+                    reason: c11check_model::BlockReason::Assume | c11check_model::BlockReason::Bound,
+                }) => cut = true,
+                _ => {}
+            }
             continue;
         }
         let action = driver.next_action(g, t);
@@ -123,6 +135,9 @@ pub(crate) fn runnable_into<D: Driver>(
     }
     if !steps.is_empty() {
         Ok(())
+    } else if exited && !cut {
+        // The program ended: threads still waiting stop with it.
+        Err(Ending::Complete)
     } else if blocked {
         Err(Ending::Blocked)
     } else if waiting {

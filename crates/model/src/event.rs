@@ -221,6 +221,10 @@ pub enum BlockReason {
     /// (the execution where it reads one is explored separately). If none
     /// can come, the execution is a livelock.
     Wait,
+    /// The program called `exit()`: the thread stops there, and the
+    /// execution ends when the other threads have run as far as they can
+    /// (a schedule that delays the exit); none of them is stuck then.
+    Exit,
 }
 
 impl BlockReason {
@@ -230,6 +234,7 @@ impl BlockReason {
             BlockReason::Bound => "bound reached",
             BlockReason::LockHeld => "waiting for a lock",
             BlockReason::Wait => "spinning: waits for a new value",
+            BlockReason::Exit => "called exit(): the program ends",
         }
     }
 }

@@ -280,6 +280,8 @@ pub(crate) struct Shared {
     /// Locations whose initial value in this execution is indeterminate
     /// (see [`LocCell::set_indeterminate`]).
     pub indeterminate: Vec<Loc>,
+    /// The thread that called `exit()` in this execution, and its status.
+    pub exited: Option<(u32, i32)>,
     /// The program's weak compare-exchanges are issued as strong ones
     /// (`RunConfig::spurious_failures` off).
     pub strong_cas: bool,
@@ -316,6 +318,7 @@ impl Shared {
         self.objects.clear();
         self.frees.clear();
         self.indeterminate.clear();
+        self.exited = None;
         self.bound.clear();
         self.labels.clear();
         alloc::release_quarantine();
@@ -815,6 +818,19 @@ pub fn block(reason: BlockReason, site: Site) -> ! {
         site,
     });
     unreachable!("c11check: a blocked thread was resumed")
+}
+
+/// The running modelled thread ends the program with `status` (a C
+/// program's `exit()`): it stops here, the other threads run as far as
+/// they can (the exit is delayed, as a scheduler may), and then the
+/// execution ends; a thread left waiting or spinning is no deadlock or
+/// livelock then, and nobody's `join` of the exiting thread returns.
+pub fn exit_program(status: i32, site: Site) -> ! {
+    with_shared(|s| {
+        let t = s.current;
+        s.exited.get_or_insert((t, status));
+    });
+    block(BlockReason::Exit, site)
 }
 
 /// A lock acquisition found the lock at `cell` held. Exhaustive exploration

@@ -533,9 +533,12 @@ impl<'a> Execution<'a> {
     /// Ends it then, as the step bound would have, without the wait.
     fn spinning_forever(&self) -> Option<End> {
         let mut first = None;
+        // The thread that called exit() writes nothing more.
+        let exited = self.shared.borrow().exited.map(|(t, _)| t as usize);
         for (u, th) in self.threads.iter().enumerate() {
             match th.pending {
                 Some(Pending::Finished) | None => continue,
+                Some(Pending::Dead) if exited == Some(u) => continue,
                 Some(Pending::Dead) => return None,
                 _ => {}
             }
@@ -806,11 +809,17 @@ impl<'a> Execution<'a> {
             })
             .map(|t| t as u32)
             .collect();
-        if self
+        let dead = self
             .threads
             .iter()
-            .any(|t| matches!(t.pending, Some(Pending::Dead)))
-        {
+            .filter(|t| matches!(t.pending, Some(Pending::Dead)))
+            .count();
+        // The program called exit() (its thread is the one dead): the
+        // threads still waiting stop with it.
+        if dead == 1 && self.shared.borrow().exited.is_some() {
+            return End::Complete;
+        }
+        if dead > 0 {
             return End::Blocked;
         }
         if waiting.is_empty() {
@@ -990,6 +999,16 @@ pub(crate) fn run_live(
                     threads,
                     events: vec![],
                 })
+        };
+        // After exit() nothing waits: the program is gone.
+        let end = match end {
+            End::Failed(f)
+                if matches!(f.kind, FailureKind::Livelock | FailureKind::Deadlock)
+                    && shared.borrow().exited.is_some() =>
+            {
+                End::Complete
+            }
+            end => end,
         };
         let failure = match end {
             // A thread that panicked holding a spin lock leaves the others

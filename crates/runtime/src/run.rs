@@ -325,6 +325,10 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     if let Some(f) = uninitialized_read(ex, state) {
         return Some(f);
     }
+    // The program called exit(): whatever the others wait for, they stop.
+    if ex.ending != Ending::Complete && state.0.borrow().exited.is_some() {
+        return None;
+    }
     match ex.ending {
         Ending::Complete => {
             let leaks = state.leaks();
@@ -556,7 +560,7 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                 }
             }
             // A failed assumption is not a bug: the execution is cut.
-            BlockReason::Assume => {}
+            BlockReason::Assume | BlockReason::Exit => {}
             BlockReason::Wait => {
                 // The loads of the spin loop's last turn.
                 let mut i = len;
