@@ -31,7 +31,7 @@ done
 while IFS= read -r exe; do
   name=${exe#"$work/build/"}
   verdict=$(C11CHECK_MAX_DURATION="$budget" timeout $((budget * 3 + 30)) "$exe" 2>&1 |
-    grep -E '^c11check( found|: no bug)' | tail -n 1)
+    grep -E '^c11check( found|: no bug|: no execution)' | tail -n 1)
   printf '%-72s %s\n' "$name" "${verdict:-(no verdict: crashed or timed out)}" | tee -a "$work/verdicts"
 done < <(find "$work/build/verify" "$work/build/test/spinlock" -type f -executable \
   ! -name '*.sh' ! -path '*CMakeFiles*' | sort)
@@ -41,4 +41,5 @@ budget_only=$(grep -c 'budget was reached' "$work/verdicts")
 echo "no bug, explored completely: $((all - budget_only))"
 echo "no bug within the budget:    $budget_only"
 echo "bug reported:                $(grep -c 'c11check found' "$work/verdicts")"
+echo "no execution in the budget:  $(grep -c 'no execution of' "$work/verdicts")"
 echo "no verdict:                  $(grep -c 'no verdict' "$work/verdicts")"

@@ -216,15 +216,28 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             } else {
                 ""
             };
-            eprintln!(
-                "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}{barriers}{bounded}",
-                s.executions,
-                s.blocked,
-                s.elapsed.as_secs_f64()
-            );
+            if s.executions + s.blocked == 0 && s.cut {
+                // Not a pass: nothing was checked.
+                eprintln!(
+                    "c11check: no execution of {program} was finished when the budget ended the run ({:.2}s): nothing was checked; give it more time (C11CHECK_MAX_DURATION, `c11check run --timeout`){loops}",
+                    s.elapsed.as_secs_f64()
+                );
+            } else {
+                eprintln!(
+                    "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}{barriers}{bounded}",
+                    s.executions,
+                    s.blocked,
+                    s.elapsed.as_secs_f64()
+                );
+            }
             if json {
                 println!(
-                    "{{\"verdict\":\"pass\",\"executions\":{},\"blocked\":{},\"seconds\":{:.3},\"cut\":{}}}",
+                    "{{\"verdict\":\"{}\",\"executions\":{},\"blocked\":{},\"seconds\":{:.3},\"cut\":{}}}",
+                    if s.executions + s.blocked == 0 && s.cut {
+                        "unchecked"
+                    } else {
+                        "pass"
+                    },
                     s.executions,
                     s.blocked,
                     s.elapsed.as_secs_f64(),

@@ -433,3 +433,30 @@ int main() {{
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("data race on data"), "{err}");
 }
+
+#[test]
+fn a_budget_that_ends_the_run_before_any_execution_says_nothing_was_checked() {
+    let exe = build(
+        "long_first",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_long n;
+void *w(void *a) { for (int i = 0; i < 300000; i++) atomic_fetch_add_explicit(&n, 1, memory_order_relaxed); return 0; }
+int main() { pthread_t t; pthread_create(&t, 0, w, 0); w(0); pthread_join(t, 0); return 0; }
+"#,
+    );
+    let out = Command::new(&exe)
+        .env("C11CHECK_MAX_DURATION", "0.05")
+        .env("C11CHECK_JSON", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        err.contains("was finished when the budget ended the run"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was checked"), "{err}");
+    assert!(!err.contains("no bug found"), "{err}");
+    assert!(json.contains("\"verdict\":\"unchecked\""), "{json}");
+}
