@@ -45,28 +45,90 @@ macro_rules! with_pc {
         /// this name.
         pub unsafe extern "C" fn $name($($a: $t),*) $(-> $r)? {
             core::arch::naked_asm!(
-                "mov rax, rbx",
-                "rol rax, 11",
-                "xor rax, rbp",
-                "rol rax, 11",
-                "xor rax, r12",
-                "rol rax, 11",
-                "xor rax, r13",
-                "rol rax, 11",
-                "xor rax, r14",
-                "rol rax, 11",
-                "xor rax, r15",
-                "rol rax, 11",
-                "xor rax, [rsp + 8]",
-                "rol rax, 11",
-                "xor rax, [rsp + 16]",
-                "rol rax, 11",
-                "xor rax, [rsp + 24]",
-                "rol rax, 11",
-                "xor rax, [rsp + 32]",
-                "mov qword ptr [rip + {state}], rax",
+                caller_state_asm!(),
                 concat!("mov ", $reg, ", [rsp]"),
                 "jmp {f}",
+                state = sym crate::CALLER_STATE,
+                f = sym $imp,
+            )
+        }
+    };
+}
+
+/// The instructions that leave the caller's kept state in
+/// [`CALLER_STATE`] (operand `state`; see `with_pc!`), at an entry point's
+/// first instruction.
+macro_rules! caller_state_asm {
+    () => {
+        concat!(
+            "mov rax, rbx\n",
+            "rol rax, 11\n",
+            "xor rax, rbp\n",
+            "rol rax, 11\n",
+            "xor rax, r12\n",
+            "rol rax, 11\n",
+            "xor rax, r13\n",
+            "rol rax, 11\n",
+            "xor rax, r14\n",
+            "rol rax, 11\n",
+            "xor rax, r15\n",
+            "rol rax, 11\n",
+            "xor rax, [rsp + 8]\n",
+            "rol rax, 11\n",
+            "xor rax, [rsp + 16]\n",
+            "rol rax, 11\n",
+            "xor rax, [rsp + 24]\n",
+            "rol rax, 11\n",
+            "xor rax, [rsp + 32]\n",
+            "mov qword ptr [rip + {state}], rax",
+        )
+    };
+}
+
+/// As `with_pc!`, for a function whose register arguments are all taken
+/// (a 16-byte compare-exchange): `pc` goes on the stack, after the
+/// function's own `$stack` stack arguments (0 or 1), through a call that
+/// keeps the stack aligned.
+macro_rules! with_pc_on_stack {
+    ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, 0, $imp:path) => {
+        #[unsafe(naked)]
+        #[unsafe(no_mangle)]
+        /// An entry point the program calls (see the module's documentation).
+        ///
+        /// # Safety
+        /// Called by the program, with the arguments of the C function of
+        /// this name.
+        pub unsafe extern "C" fn $name($($a: $t),*) $(-> $r)? {
+            core::arch::naked_asm!(
+                caller_state_asm!(),
+                "mov rax, [rsp]",
+                "push rax",
+                "call {f}",
+                "add rsp, 8",
+                "ret",
+                state = sym crate::CALLER_STATE,
+                f = sym $imp,
+            )
+        }
+    };
+    ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, 1, $imp:path) => {
+        #[unsafe(naked)]
+        #[unsafe(no_mangle)]
+        /// An entry point the program calls (see the module's documentation).
+        ///
+        /// # Safety
+        /// Called by the program, with the arguments of the C function of
+        /// this name.
+        pub unsafe extern "C" fn $name($($a: $t),*) $(-> $r)? {
+            core::arch::naked_asm!(
+                caller_state_asm!(),
+                "mov rax, [rsp]",
+                "sub rsp, 8",
+                "push rax",
+                "push qword ptr [rsp + 24]",
+                "call {f}",
+                "add rsp, 24",
+                "ret",
                 state = sym crate::CALLER_STATE,
                 f = sym $imp,
             )
@@ -111,6 +173,7 @@ pub mod sync;
 pub mod threads;
 pub mod tls;
 pub mod tsan;
+pub mod wide;
 
 /// The runtime's own allocations go straight to glibc's allocator, never
 /// through the `malloc` this library defines for the program.

@@ -26,7 +26,8 @@ use std::collections::HashMap;
 /// What the runtime keeps per address.
 struct Entry {
     cell: LocCell,
-    /// The size of the access that made it (1, 2, 4 or 8 bytes).
+    /// The size of the access that made it (1, 2, 4 or 8 bytes; 16 for a
+    /// 16-byte atomic, whose values are coded, see [`crate::wide`]).
     size: u8,
     /// What memory held at this address when the runtime last wrote or
     /// read it in execution `.0`: if memory holds something else when the
@@ -354,7 +355,7 @@ fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
         let e = t.entry(addr).or_insert_with(|| {
             Box::new(Entry {
                 cell: LocCell::at(addr),
-                size: size.min(8) as u8,
+                size: if size == 16 { 16 } else { size.min(8) as u8 },
                 shadow: std::cell::Cell::new((0, 0)),
                 // Leaked once per address: entries live as long as the run.
                 name: crate::symbols::global_name(addr).map(|n| &*Box::leak(n.into_boxed_str())),
@@ -437,6 +438,7 @@ unsafe fn read_mem(addr: usize, size: usize) -> Value {
             1 => *(addr as *const u8) as Value,
             2 => (addr as *const u16).read_unaligned() as Value,
             4 => (addr as *const u32).read_unaligned() as Value,
+            16 => crate::wide::encode((addr as *const u128).read_unaligned()),
             _ => (addr as *const u64).read_unaligned() as Value,
         }
     }
@@ -453,6 +455,7 @@ unsafe fn write_mem(addr: usize, size: usize, v: Value) {
             1 => *(addr as *mut u8) = v as u8,
             2 => (addr as *mut u16).write_unaligned(v as u16),
             4 => (addr as *mut u32).write_unaligned(v as u32),
+            16 => (addr as *mut u128).write_unaligned(crate::wide::decode(v)),
             _ => (addr as *mut u64).write_unaligned(v as u64),
         }
     }

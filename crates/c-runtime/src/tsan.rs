@@ -372,3 +372,142 @@ with_pc!(__tsan_atomic_thread_fence(mo: i32), "rsi", fence_impl);
 /// A signal fence orders nothing between threads.
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_atomic_signal_fence(_mo: i32) {}
+
+// ---- 16-byte atomics ------------------------------------------------------------
+
+/// 16-byte atomics (see [`crate::wide`]): loads, stores, exchanges and
+/// compare-exchanges are modelled; an arithmetic read-modify-write fails
+/// the execution with a report saying so.
+mod wide {
+    use super::*;
+    use crate::wide::{decode, encode};
+
+    /// Outside a modelled thread: a native 16-byte compare-exchange
+    /// (`lock cmpxchg16b`); the value found.
+    ///
+    /// # Safety
+    /// `a` must be a live, 16-byte aligned object.
+    unsafe fn native_cas(a: usize, old: u128, new: u128) -> u128 {
+        let (mut lo, mut hi) = (old as u64, (old >> 64) as u64);
+        // SAFETY: `a` is as the caller says; `rbx` (which Rust does not let
+        // an operand use) is swapped in and back out around the instruction.
+        unsafe {
+            std::arch::asm!(
+                "xchg {new_lo}, rbx",
+                "lock cmpxchg16b [{p}]",
+                "mov rbx, {new_lo}",
+                new_lo = inout(reg) new as u64 => _,
+                p = in(reg) a,
+                inout("rax") lo,
+                inout("rdx") hi,
+                in("rcx") (new >> 64) as u64,
+                options(nostack)
+            )
+        };
+        (hi as u128) << 64 | lo as u128
+    }
+
+    pub extern "C" fn load(a: usize, mo: i32, pc: usize) -> u128 {
+        if shared(a) {
+            decode(memory::load(a, 16, mo, site(pc)))
+        } else {
+            // SAFETY: the program passes an atomic object.
+            unsafe { native_cas(a, 0, 0) }
+        }
+    }
+
+    pub extern "C" fn store(a: usize, v: u128, mo: i32, pc: usize) {
+        if shared(a) {
+            memory::store(a, 16, encode(v), mo, site(pc));
+        } else {
+            let _ = xchg(a, v, mo, pc);
+        }
+    }
+
+    pub extern "C" fn xchg(a: usize, v: u128, mo: i32, pc: usize) -> u128 {
+        if shared(a) {
+            return decode(memory::rmw(a, 16, RmwOp::Xchg, encode(v), mo, site(pc)));
+        }
+        // SAFETY: the program passes an atomic object.
+        let mut old = unsafe { native_cas(a, 0, 0) };
+        loop {
+            // SAFETY: as above.
+            let seen = unsafe { native_cas(a, old, v) };
+            if seen == old {
+                return old;
+            }
+            old = seen;
+        }
+    }
+
+    /// A compare-exchange: whether it succeeded, and the value read.
+    fn cas(a: usize, exp: u128, new: u128, mo: (i32, i32), weak: bool, pc: usize) -> (bool, u128) {
+        if shared(a) {
+            let (ok, v) = memory::cas(a, 16, (encode(exp), encode(new)), mo, weak, site(pc));
+            (ok, decode(v))
+        } else {
+            // SAFETY: the program passes an atomic object.
+            let seen = unsafe { native_cas(a, exp, new) };
+            (seen == exp, seen)
+        }
+    }
+
+    /// gcc's form: `expected` is updated on failure; returns success.
+    fn cas_ptr(a: usize, c: *mut u128, v: u128, mo: (i32, i32), weak: bool, pc: usize) -> i32 {
+        // SAFETY: the instrumentation passes the address of the expected
+        // value, a local of the caller.
+        let exp = unsafe { c.read_unaligned() };
+        let (ok, old) = cas(a, exp, v, mo, weak, pc);
+        if !ok {
+            // SAFETY: as above.
+            unsafe { c.write_unaligned(old) };
+            if shared(c as usize) {
+                memory::runtime_stored(c as usize, c as usize + 16, site(pc));
+            }
+        }
+        ok as i32
+    }
+
+    pub extern "C" fn strong(a: usize, c: *mut u128, v: u128, mo: i32, fmo: i32, pc: usize) -> i32 {
+        cas_ptr(a, c, v, (mo, fmo), false, pc)
+    }
+
+    pub extern "C" fn weak(a: usize, c: *mut u128, v: u128, mo: i32, fmo: i32, pc: usize) -> i32 {
+        cas_ptr(a, c, v, (mo, fmo), true, pc)
+    }
+
+    /// clang's form: returns the value read.
+    pub extern "C" fn val(a: usize, c: u128, v: u128, mo: i32, fmo: i32, pc: usize) -> u128 {
+        cas(a, c, v, (mo, fmo), false, pc).1
+    }
+
+    /// An arithmetic read-modify-write: not modelled on 16 bytes.
+    pub extern "C" fn arith(_a: usize, _v: u128, _mo: i32, pc: usize) -> u128 {
+        let what = "a 16-byte atomic fetch-and-modify (fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_nand)";
+        if !modelled() {
+            eprintln!("c11check: {what} at {} is not supported", site(pc));
+            // SAFETY: ends the process.
+            unsafe { libc::_exit(2) }
+        }
+        c11check_runtime::fail_execution(
+            c11check_runtime::FailureKind::Internal,
+            format!(
+                "{what} at {} is not modelled: c11check models 16-byte loads, stores, exchanges and compare-exchanges only (write the update as a compare-exchange loop)",
+                site(pc)
+            ),
+        )
+    }
+}
+
+with_pc!(__tsan_atomic128_load(a: usize, mo: i32) -> u128, "rdx", wide::load);
+with_pc!(__tsan_atomic128_store(a: usize, v: u128, mo: i32), "r8", wide::store);
+with_pc!(__tsan_atomic128_exchange(a: usize, v: u128, mo: i32) -> u128, "r8", wide::xchg);
+with_pc!(__tsan_atomic128_fetch_add(a: usize, v: u128, mo: i32) -> u128, "r8", wide::arith);
+with_pc!(__tsan_atomic128_fetch_sub(a: usize, v: u128, mo: i32) -> u128, "r8", wide::arith);
+with_pc!(__tsan_atomic128_fetch_and(a: usize, v: u128, mo: i32) -> u128, "r8", wide::arith);
+with_pc!(__tsan_atomic128_fetch_or(a: usize, v: u128, mo: i32) -> u128, "r8", wide::arith);
+with_pc!(__tsan_atomic128_fetch_xor(a: usize, v: u128, mo: i32) -> u128, "r8", wide::arith);
+with_pc!(__tsan_atomic128_fetch_nand(a: usize, v: u128, mo: i32) -> u128, "r8", wide::arith);
+with_pc_on_stack!(__tsan_atomic128_compare_exchange_strong(a: usize, c: *mut u128, v: u128, mo: i32, fmo: i32) -> i32, 0, wide::strong);
+with_pc_on_stack!(__tsan_atomic128_compare_exchange_weak(a: usize, c: *mut u128, v: u128, mo: i32, fmo: i32) -> i32, 0, wide::weak);
+with_pc_on_stack!(__tsan_atomic128_compare_exchange_val(a: usize, c: u128, v: u128, mo: i32, fmo: i32) -> u128, 1, wide::val);

@@ -460,3 +460,62 @@ int main() { pthread_t t; pthread_create(&t, 0, w, 0); w(0); pthread_join(t, 0);
     assert!(!err.contains("no bug found"), "{err}");
     assert!(json.contains("\"verdict\":\"unchecked\""), "{json}");
 }
+
+#[test]
+fn sixteen_byte_atomics_keep_their_values_and_a_lost_update_is_found() {
+    // A tagged counter: (tag << 64) | count, both bumped by each update.
+    let src = |update: &str| {
+        format!(
+            r#"#include <pthread.h>
+#include <assert.h>
+unsigned __int128 top;
+const unsigned __int128 ONE = ((unsigned __int128)1 << 64) + 1;
+void *w(void *a) {{
+  unsigned __int128 old = __atomic_load_n(&top, __ATOMIC_ACQUIRE);
+  {update}
+  return 0;
+}}
+int main() {{
+  pthread_t t; pthread_create(&t, 0, w, 0); w(0); pthread_join(t, 0);
+  unsigned __int128 v = __atomic_load_n(&top, __ATOMIC_SEQ_CST);
+  assert(v == 2 * ONE);
+  assert(__atomic_exchange_n(&top, 5, __ATOMIC_SEQ_CST) == 2 * ONE);
+  __atomic_store_n(&top, (unsigned __int128)7 << 64, __ATOMIC_RELEASE);
+  assert(__atomic_load_n(&top, __ATOMIC_RELAXED) == (unsigned __int128)7 << 64);
+  return 0;
+}}
+"#
+        )
+    };
+    let cas = "while (!__atomic_compare_exchange_n(&top, &old, old + ONE, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) ;";
+    let exe = common::build_with("wide_cas", &src(cas), common::Lang::C, &["-mcx16"]);
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    // gcc's weak compare-exchange may fail spuriously (explored); clang
+    // emits a strong one.
+    let n = executions(&err);
+    if common::compiler().contains("clang") {
+        assert_eq!(n, 4, "{err}");
+    } else {
+        assert_eq!(n, 24, "{err}");
+    }
+    let (code, err) = run(&exe, &[("C11CHECK_ITERATIONS", "300")]);
+    assert_eq!(code, 0, "{err}");
+
+    // A load and a store instead of one compare-exchange: an update is lost.
+    let lost = "__atomic_store_n(&top, old + ONE, __ATOMIC_RELEASE);";
+    let exe = common::build_with("wide_lost", &src(lost), common::Lang::C, &["-mcx16"]);
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("assertion `v == 2 * ONE` failed"), "{err}");
+
+    // Arithmetic on 16 bytes is refused, saying so.
+    if !common::compiler().contains("clang") {
+        let add = "__atomic_fetch_add(&top, ONE, __ATOMIC_ACQ_REL);";
+        let exe = common::build_with("wide_add", &src(add), common::Lang::C, &["-mcx16"]);
+        let (code, err) = run(&exe, &[]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("16-byte atomic fetch-and-modify"), "{err}");
+        assert!(err.contains("wide_add.c:7:"), "{err}");
+    }
+}

@@ -37,6 +37,16 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// The title with its article: "a data race", "an internal error".
+    pub fn with_article(self) -> String {
+        // Only "internal error" starts with a vowel sound.
+        let article = if self == FailureKind::Internal {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {}", self.title())
+    }
     pub fn title(self) -> &'static str {
         match self {
             FailureKind::Panic => "panic",
@@ -94,13 +104,13 @@ impl fmt::Display for Report {
         match self.random_iteration {
             Some((i, seed)) => writeln!(
                 f,
-                "c11check found a {} in random iteration {i} (seed {seed}):",
-                self.failure.kind.title()
+                "c11check found {} in random iteration {i} (seed {seed}):",
+                self.failure.kind.with_article()
             )?,
             None => writeln!(
                 f,
-                "c11check found a {} in execution {}:",
-                self.failure.kind.title(),
+                "c11check found {} in execution {}:",
+                self.failure.kind.with_article(),
                 self.execution_number
             )?,
         }
