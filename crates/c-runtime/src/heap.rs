@@ -395,6 +395,9 @@ fn thread_name(t: u32) -> String {
 /// `free`, `realloc`, `delete`): a block freed twice, or a pointer that
 /// is not a block's start, fails the execution.
 fn arena_free(p: usize, site: Site, how: &str) {
+    // A plain write announced before the call becomes an event now, before
+    // the free (it would otherwise be taken for a write after it).
+    crate::memory::flush_pending(site);
     let me = c11check_runtime::current_thread();
     let found = block_at(p).filter(|&(_, _, b)| b.start == p);
     let Some((t, i, b)) = found else {

@@ -216,6 +216,30 @@ int main() {
 }
 
 #[test]
+fn a_write_just_before_its_free_is_not_taken_for_a_use_after_free() {
+    // A plain write becomes an event at the thread's next operation (its
+    // value is in memory then): here that is the free, and the location is
+    // in use (bound) already.
+    let exe = build(
+        "write_then_free",
+        r#"#include <stdlib.h>
+int main() {
+  int *p = malloc(8);
+  int *volatile q = p;
+  *q = 1;
+  *q = *q + 1;
+  free(p);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(executions(&err), 1, "{err}");
+}
+
+#[test]
 fn double_and_invalid_frees_and_overflows_are_reported() {
     let src = |body: &str| {
         format!(

@@ -51,6 +51,17 @@ int main() {{
         .and_then(|l| l.split('\'').next())
         .unwrap_or_else(|| panic!("{err}"))
         .to_string();
+    // The live engine's report names both accesses' lines too.
+    let (code, live) = run(&racy, &[("C11CHECK_ITERATIONS", "500")]);
+    assert_eq!(code, 1, "{live}");
+    let line = live
+        .lines()
+        .find(|l| l.contains("data race on data:"))
+        .unwrap_or_else(|| panic!("{live}"));
+    assert!(
+        line.contains("mp_racy.c:6:") && line.contains("mp_racy.c:9:"),
+        "{live}"
+    );
     let (code, again) = run(&racy, &[("C11CHECK_REPLAY", &replay)]);
     assert_eq!(code, 1, "{again}");
     assert!(

@@ -632,7 +632,9 @@ impl<'a> Execution<'a> {
                         && self.mem.hb_entry(tid, creator) <= stamp
                         && !self.shared.borrow().ignore_races
                     {
-                        return Some(creation_race(tid, creator, loc));
+                        let mut f = creation_race(tid, creator, loc);
+                        f.message.push_str(&format!(" (at {site})"));
+                        return Some(f);
                     }
                     // Freed already, in execution order: a use after free.
                     if let Some((f, _)) = self.shared.borrow().freed(loc) {
@@ -695,15 +697,22 @@ impl<'a> Execution<'a> {
                         return Some(crate::run::uninitialized_failure(
                             tid,
                             loc,
-                            &format!("thread {tid}"),
+                            &format!("thread {tid} at {site}"),
                             vec![],
                         ));
                     }
                 }
                 if let Some(other) = p.race.filter(|_| !self.shared.borrow().ignore_races) {
+                    // The other access, if the recent operations still hold it.
+                    let earlier = self
+                        .recent
+                        .iter()
+                        .rev()
+                        .find(|op| op.thread == other && op.action.loc() == Some(loc))
+                        .map(|op| op.site);
                     return Some(race_failure(
-                        tid,
-                        other,
+                        (tid, site),
+                        (other, earlier),
                         loc,
                         !matches!(action, Action::Load { .. }),
                     ));
@@ -878,11 +887,17 @@ impl<'a> Execution<'a> {
 }
 
 /// The report of a data race between thread `t`'s access and `other`'s.
-fn race_failure(t: u32, other: u32, loc: c11check_model::Loc, write: bool) -> Failure {
+fn race_failure(
+    (t, site): (u32, Site),
+    (other, earlier): (u32, Option<Site>),
+    loc: c11check_model::Loc,
+    write: bool,
+) -> Failure {
+    let earlier = earlier.map(|s| format!(" at {s}")).unwrap_or_default();
     Failure {
         kind: FailureKind::DataRace,
         message: format!(
-            "data race on loc{}: a {} by thread {t} and an earlier access by thread {other} are not ordered by happens-before",
+            "data race on loc{}: a {} by thread {t} at {site} and an earlier access by thread {other}{earlier} are not ordered by happens-before",
             loc.0,
             if write { "write" } else { "read" }
         ),
