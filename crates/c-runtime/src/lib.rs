@@ -163,6 +163,7 @@ pub mod pthread;
 pub mod bytes;
 pub mod clock;
 pub mod cxx;
+pub mod fields;
 pub mod heap;
 pub mod keys;
 pub mod memory;

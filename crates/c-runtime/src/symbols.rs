@@ -224,17 +224,23 @@ fn data_objects() -> &'static [(usize, usize, &'static str)] {
     })
 }
 
-/// The program's name for the global at `addr`: `x`, or `queue+8` inside
-/// one (by the symbol table; `None` outside the executable's globals).
+/// The program's name for the global at `addr`: `x`, or inside one its
+/// member (`queue.tail`, `slots[2].seq`, from the debug information; see
+/// [`crate::fields`]) or else its offset (`queue+8`); `None` outside the
+/// executable's globals.
 pub fn global_name(addr: usize) -> Option<String> {
     let data = data_objects();
     let i = data.partition_point(|d| d.0 <= addr).checked_sub(1)?;
     let (start, size, name) = data[i];
     (addr < start + size).then(|| {
-        if addr == start {
-            name.to_string()
-        } else {
-            format!("{name}+{}", addr - start)
+        let offset = addr - start;
+        if offset == 0 {
+            return name.to_string();
+        }
+        let link = start.wrapping_sub(BIAS.load(Relaxed)) as u64;
+        match crate::fields::member_path(link, offset as u64) {
+            Some(path) => format!("{name}{path}"),
+            None => format!("{name}+{offset}"),
         }
     })
 }

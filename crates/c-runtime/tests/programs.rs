@@ -530,3 +530,68 @@ int main() {{
         assert!(err.contains("wide_add.c:7:"), "{err}");
     }
 }
+
+#[test]
+fn reports_name_the_members_of_globals() {
+    // From the debug information: struct members, array elements, nested
+    // down to the member that starts at the byte; a mutex keeps its name.
+    let exe = build(
+        "members",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+struct slot { atomic_int seq; int value; };
+struct queue { atomic_long head; atomic_long tail; struct slot slots[4]; char name[8]; } queue;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+void *w(void *a) {
+  queue.slots[2].value = 1;
+  atomic_store_explicit(&queue.slots[3].seq, 1, memory_order_relaxed);
+  atomic_store_explicit(&queue.tail, 1, memory_order_relaxed);
+  queue.name[3] = 'x';
+  return 0;
+}
+int main() {
+  pthread_t t; pthread_create(&t, 0, w, 0);
+  if (atomic_load_explicit(&queue.tail, memory_order_relaxed)) { volatile int v = queue.slots[2].value; (void)v; }
+  pthread_mutex_lock(&m); pthread_mutex_unlock(&m);
+  pthread_join(t, 0);
+  return queue.name[3];
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("data race on queue.slots[2].value: "), "{err}");
+    for name in [
+        "  queue.tail: an atomic",
+        "  queue.slots[3].seq: an atomic",
+        "  queue.name[3]: plain data",
+        "  m: a lock",
+    ] {
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    let exe = common::build_with(
+        "members_cc",
+        r#"#include <atomic>
+#include <thread>
+namespace ns {
+struct Node { std::atomic<int> flag{0}; int data = 0; };
+struct Ring { std::atomic<unsigned> head{0}; Node nodes[3]; };
+Ring ring;
+}
+int main() {
+  std::thread t([] { ns::ring.nodes[1].data = 5; ns::ring.nodes[1].flag.store(1, std::memory_order_relaxed); });
+  if (ns::ring.nodes[1].flag.load(std::memory_order_relaxed)) { volatile int v = ns::ring.nodes[1].data; (void)v; }
+  t.join();
+}
+"#,
+        common::Lang::Cxx,
+        &[],
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("data race on ns::ring.nodes[1].data: "),
+        "{err}"
+    );
+    assert!(err.contains("  ns::ring.nodes[1].flag: an atomic"), "{err}");
+}
