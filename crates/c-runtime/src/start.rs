@@ -157,6 +157,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     crate::heap::init();
     crate::tls::init();
     crate::clock::init();
+    not_single_threaded();
     let snapshot = Arc::new(crate::snapshot::Snapshot::take());
     let cfg = config();
     let _ = MAIN_CALL.set((main as usize, argc, argv as usize, envp as usize));
@@ -327,5 +328,19 @@ fn restore_stdout(saved: Option<c_int>) {
             libc::dup2(fd, 1);
             libc::close(fd);
         }
+    }
+}
+
+/// Tells libc the process has several threads (glibc's
+/// `__libc_single_threaded`, which a real `pthread_create` clears): the
+/// modelled threads are fibers glibc does not see, and libstdc++ reads the
+/// flag to make `shared_ptr`'s reference counts plain, not atomic, in a
+/// single-threaded process, which would be races between modelled threads.
+fn not_single_threaded() {
+    // SAFETY: looks a glibc variable up by name (absent before 2.32).
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__libc_single_threaded".as_ptr()) };
+    if !p.is_null() {
+        // SAFETY: glibc's `char __libc_single_threaded`.
+        unsafe { *(p as *mut libc::c_char) = 0 };
     }
 }

@@ -503,11 +503,13 @@ fn libstdcxx_once_state() -> Option<(usize, *mut usize, *mut usize)> {
 /// Runs `routine` once per flag at `flag` and execution; every caller
 /// returns after it ran (they wait for a lock it held meanwhile).
 pub(crate) fn once(flag: usize, routine: unsafe extern "C" fn(), site: Site) {
-    memory::begin(site);
+    // Taken before anything can switch threads (`begin` may: it makes the
+    // thread's last plain write an event).
     let saved = libstdcxx_once_state()
         .filter(|s| s.0 == routine as usize)
         // SAFETY: libstdc++'s thread-locals, two pointers.
         .map(|s| unsafe { (s.1, s.2, *s.1, *s.2) });
+    memory::begin(site);
     let cell = memory::lock_cell(flag);
     memory::internal(|| {
         while !access(cell, 0, Action::lock_acquire, site).ok {
@@ -706,11 +708,21 @@ pub unsafe extern "C" fn syscall(
     )
 }
 
-/// `syscall(SYS_futex, ...)` as libstdc++'s `atomic::wait`/`notify` make
-/// it; every other system call is passed on. A futex wait returns at
-/// once, as a spurious wake-up (which futexes allow): its caller checks
-/// the value again, and a loop that only does that is a wait the runtime
-/// cuts. A wake wakes nobody (nobody sleeps).
+/// `syscall(SYS_futex, ...)` as libstdc++'s `atomic::wait`/`notify`,
+/// `std::future` and `std::promise` make it; every other system call is
+/// passed on. A futex wait reads the word (a relaxed load: the kernel's
+/// check orders nothing) and returns if it no longer holds the value the
+/// caller saw; else it waits there for another store to it, as a spin
+/// loop the runtime cuts (a wait with a time-out returns at once, as one
+/// that timed out or woke spuriously, which futexes allow: its caller
+/// checks again). A wake wakes nobody: waiters wait for the store.
+/// Waits until the futex word at `addr` holds another value than `val`.
+fn futex_wait(addr: usize, val: u32, site: Site) {
+    while memory::load(addr, 4, 0, site) as u32 == val {
+        memory::program_spin_hint(site);
+    }
+}
+
 extern "C" fn syscall_impl(
     n: libc::c_long,
     a1: libc::c_long,
@@ -725,6 +737,10 @@ extern "C" fn syscall_impl(
     if n == libc::SYS_futex && memory::program_call(pc) {
         let site = memory::site(pc);
         match a2 as c_int & FUTEX_CMD_MASK {
+            libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET if a4 == 0 => {
+                futex_wait(a1 as usize, a3 as u32, site);
+                return 0;
+            }
             libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
                 sleep_now(site);
                 return 0;

@@ -1,19 +1,21 @@
 //! Each modelled thread's thread-local storage. All fibers run on one OS
-//! thread, so they share its TLS block: the program's `__thread`,
+//! thread, so they share its TLS blocks: the program's `__thread`,
 //! `_Thread_local` and `thread_local` variables (the executable's TLS
-//! segment) and libc's `errno`. When a fiber stops, its values are saved;
-//! before it runs again they are put back. A new thread starts from the
-//! segment's initial image (`.tdata`, then zeros), as a new pthread does;
-//! `main` from the values it had when `main` was taken over.
+//! segment), libstdc++'s (`std::call_once` hands its callable over in
+//! one, exceptions in flight live in another) and libc's `errno`. When a
+//! fiber stops, its values are saved; before it runs again they are put
+//! back. A new thread starts from each segment's initial image (`.tdata`,
+//! then zeros), as a new pthread does; `main` from the values it had when
+//! `main` was taken over.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-/// The TLS block's range (start, end): accesses there are each thread's
-/// own and are not events (see [`contains`]).
+/// The static TLS area's range (start, end): accesses there are each
+/// thread's own and are not events (see [`contains`]).
 static RANGE: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
-/// Whether `addr` is in the executable's TLS block: a thread-local
+/// Whether `addr` is in this OS thread's static TLS area: a thread-local
 /// variable, which no other thread can reach by name. (A pointer to one
 /// handed to another thread reaches that thread's own copy here: such
 /// programs are not supported.)
@@ -22,7 +24,7 @@ pub fn contains(addr: usize) -> bool {
     addr >= RANGE[0].load(Relaxed) && addr < RANGE[1].load(Relaxed)
 }
 
-/// Where the executable's TLS block is in this OS thread, and its image.
+/// Where one module's TLS block is in this OS thread, and its image.
 struct Block {
     addr: usize,
     /// The initial contents of a new thread's block.
@@ -32,10 +34,19 @@ struct Block {
 }
 
 thread_local! {
-    static BLOCK: RefCell<Option<Block>> = const { RefCell::new(None) };
-    /// Per modelled thread: its saved block and `errno`, and whether they
-    /// were saved in this execution (the buffers are reused).
+    /// The blocks swapped at fiber switches: the executable's, then
+    /// libstdc++'s.
+    static BLOCKS: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+    /// Per modelled thread: its saved blocks (one after the other) and
+    /// `errno`, and whether they were saved in this execution (the
+    /// buffers are reused).
     static SAVED: RefCell<Vec<(Vec<u8>, i32, bool)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether the module named `name` (the loader's path; empty for the
+/// executable) has its TLS swapped per modelled thread.
+fn swapped(name: &[u8]) -> bool {
+    name.is_empty() || name.windows(9).any(|w| w == b"libstdc++")
 }
 
 /// Finds the executable's TLS segment; installs the fiber hooks.
@@ -45,8 +56,17 @@ pub fn init() {
         _size: usize,
         out: *mut libc::c_void,
     ) -> libc::c_int {
-        // SAFETY: the loader passes a valid entry; `out` is our slot.
-        let (info, out) = unsafe { (&*info, &mut *(out as *mut Option<Block>)) };
+        // SAFETY: the loader passes a valid entry; `out` is our list.
+        let (info, out) = unsafe { (&*info, &mut *(out as *mut Vec<Block>)) };
+        let name = if info.dlpi_name.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the loader's C string.
+            unsafe { std::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes()
+        };
+        if !swapped(name) {
+            return 0;
+        }
         // SAFETY: `dlpi_phdr` points to `dlpi_phnum` program headers.
         let headers =
             unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
@@ -67,17 +87,23 @@ pub fn init() {
                 let main =
                     unsafe { std::slice::from_raw_parts(addr as *const u8, h.p_memsz as usize) }
                         .to_vec();
-                RANGE[0].store(addr, Relaxed);
-                RANGE[1].store(addr + h.p_memsz as usize, Relaxed);
-                *out = Some(Block { addr, image, main });
+                out.push(Block { addr, image, main });
             }
         }
-        // The first entry is the executable.
-        1
+        0
     }
-    let mut block: Option<Block> = None;
+    let mut blocks: Vec<Block> = Vec::new();
     // SAFETY: the callback only reads the loader's entries.
-    unsafe { libc::dl_iterate_phdr(Some(visit), &mut block as *mut _ as *mut libc::c_void) };
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut blocks as *mut _ as *mut libc::c_void) };
+    if let Some(lo) = blocks.iter().map(|b| b.addr).min() {
+        let hi = blocks
+            .iter()
+            .map(|b| b.addr + b.image.len())
+            .max()
+            .unwrap_or(lo);
+        RANGE[0].store(lo, Relaxed);
+        RANGE[1].store(hi, Relaxed);
+    }
     // Every module's static TLS (libc's `errno` among it) lies just below
     // the thread pointer: the whole area is thread-local.
     let tp = thread_pointer();
@@ -92,7 +118,7 @@ pub fn init() {
         RANGE[0].store(lo, Relaxed);
         RANGE[1].store(RANGE[1].load(Relaxed).max(tp), Relaxed);
     }
-    BLOCK.with(|b| *b.borrow_mut() = block);
+    BLOCKS.with(|b| *b.borrow_mut() = blocks);
     c11check_runtime::set_fiber_hooks(enter, leave);
 }
 
@@ -126,9 +152,9 @@ fn static_tls_size() -> usize {
 /// gets the values it had when exploration started.
 pub fn reset() {
     SAVED.with(|s| s.borrow_mut().iter_mut().for_each(|e| e.2 = false));
-    BLOCK.with(|b| {
-        if let Some(b) = b.borrow().as_ref() {
-            // SAFETY: this OS thread's TLS block of the executable.
+    BLOCKS.with(|b| {
+        for b in b.borrow().iter() {
+            // SAFETY: this OS thread's TLS block of that module.
             unsafe {
                 std::ptr::copy_nonoverlapping(b.main.as_ptr(), b.addr as *mut u8, b.main.len())
             };
@@ -145,28 +171,24 @@ fn errno() -> *mut i32 {
 
 /// Thread `t` is about to run: put its values in place.
 fn enter(t: u32) {
-    BLOCK.with(|b| {
-        let b = b.borrow();
+    BLOCKS.with(|b| {
+        let blocks = b.borrow();
         SAVED.with(|s| {
             let s = s.borrow();
-            let (bytes, err): (&[u8], i32) = match (s.get(t as usize), b.as_ref()) {
-                (Some((v, e, true)), _) => (v, *e),
-                (_, Some(b)) if t == 0 => (&b.main, 0),
-                (_, Some(b)) => (&b.image, 0),
-                (_, None) => (&[], 0),
-            };
-            if let Some(b) = b.as_ref() {
-                if bytes.len() == b.image.len() {
-                    // SAFETY: this OS thread's TLS block of the executable.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            bytes.as_ptr(),
-                            b.addr as *mut u8,
-                            bytes.len(),
-                        )
-                    };
-                }
+            let saved = s.get(t as usize).filter(|e| e.2);
+            let mut at = 0;
+            for b in blocks.iter() {
+                let n = b.image.len();
+                let bytes: &[u8] = match saved {
+                    Some((v, _, _)) => &v[at..at + n],
+                    None if t == 0 => &b.main,
+                    None => &b.image,
+                };
+                at += n;
+                // SAFETY: this OS thread's TLS block of that module.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.addr as *mut u8, n) };
             }
+            let err = saved.map_or(0, |e| e.1);
             // SAFETY: errno is this OS thread's.
             unsafe { *errno() = err };
         })
@@ -177,8 +199,8 @@ fn enter(t: u32) {
 fn leave(t: u32) {
     // SAFETY: errno is this OS thread's.
     let err = unsafe { *errno() };
-    BLOCK.with(|b| {
-        let b = b.borrow();
+    BLOCKS.with(|b| {
+        let blocks = b.borrow();
         SAVED.with(|s| {
             let mut s = s.borrow_mut();
             let t = t as usize;
@@ -187,8 +209,8 @@ fn leave(t: u32) {
             }
             let e = &mut s[t];
             e.0.clear();
-            if let Some(b) = b.as_ref() {
-                // SAFETY: this OS thread's TLS block of the executable.
+            for b in blocks.iter() {
+                // SAFETY: this OS thread's TLS block of that module.
                 e.0.extend_from_slice(unsafe {
                     std::slice::from_raw_parts(b.addr as *const u8, b.image.len())
                 });

@@ -251,3 +251,52 @@ fn cxx_threads_locks_condition_variables_and_atomic_wait() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("livelock"), "{err}");
 }
+
+#[test]
+fn cxx_futures_promises_async_and_shared_ptr() {
+    // std::promise/future, std::async and std::packaged_task (libstdc++
+    // waits on a futex word and hands call_once's callable over in its
+    // thread-locals), and shared_ptr's reference counts (plain in a
+    // process libc believes single-threaded).
+    let src = |after: &str| {
+        format!(
+            r#"#include <future>
+#include <thread>
+#include <memory>
+#include <cassert>
+int data;
+int main() {{
+  std::promise<int> p;
+  std::future<int> f = p.get_future();
+  std::thread t([&p] {{ data = 1; p.set_value(42); {after} }});
+  assert(f.get() == 42);
+  assert(data >= 1);
+  t.join();
+  auto a = std::async(std::launch::async, [] {{ return 7; }});
+  assert(a.get() == 7);
+  std::packaged_task<int(int)> task([](int x) {{ return x * 2; }});
+  auto tf = task.get_future();
+  std::thread t2(std::move(task), 21);
+  assert(tf.get() == 42);
+  t2.join();
+  auto sp = std::make_shared<int>(5);
+  std::thread t3([sp] {{ assert(*sp == 5); }});
+  std::shared_ptr<int> copy = sp;
+  t3.join();
+  return 0;
+}}
+"#
+        )
+    };
+    let exe = build_with("futures", &src(""), Lang::Cxx, &[]);
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(executions(&err), 96, "{err}");
+    let (code, err) = run(&exe, &[("C11CHECK_ITERATIONS", "1000")]);
+    assert_eq!(code, 0, "{err}");
+    // A write after set_value is not ordered before main's read.
+    let exe = build_with("futures_race", &src("data = 2;"), Lang::Cxx, &[]);
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("data race on data"), "{err}");
+}
