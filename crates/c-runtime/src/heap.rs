@@ -72,6 +72,8 @@ const HEADER: usize = 16;
 static BASE: AtomicUsize = AtomicUsize::new(0);
 /// Bytes used in each thread's arena.
 static USED: [AtomicUsize; THREADS] = [const { AtomicUsize::new(0) }; THREADS];
+/// One more than the highest arena used in this execution (0: none).
+static ARENAS_USED: AtomicUsize = AtomicUsize::new(0);
 /// The executable's code (start, end): calls from there are the program's.
 static TEXT: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
@@ -112,13 +114,18 @@ pub fn from_system(pc: usize) -> bool {
 
 /// Empties every arena (zeroing what was used) for a new execution.
 pub fn reset() {
+    // Most executions of most programs allocate nothing: nothing to do.
+    let arenas = ARENAS_USED.swap(0, Relaxed);
+    if arenas == 0 {
+        return;
+    }
     BLOCKS.with(|b| b.borrow_mut().iter_mut().for_each(Vec::clear));
     MADE_AT.with(|m| m.borrow_mut().clear());
     let base = BASE.load(Relaxed);
     if base == 0 {
         return;
     }
-    for (t, used) in USED.iter().enumerate() {
+    for (t, used) in USED.iter().enumerate().take(arenas) {
         let n = used.swap(0, Relaxed);
         if n > 0 {
             // SAFETY: the first `n` bytes of arena `t` were handed out.
@@ -155,6 +162,7 @@ fn programs(pc: usize) -> bool {
 fn arena_alloc(size: usize, align: usize, zeroed: bool, pc: usize) -> *mut c_void {
     let p = arena_block(size, align);
     if !p.is_null() {
+        ARENAS_USED.fetch_max(c11check_runtime::current_thread() as usize + 1, Relaxed);
         if !zeroed {
             // SAFETY: the block was just carved out of this thread's arena.
             unsafe { std::ptr::write_bytes(p as *mut u8, POISON, size) };
