@@ -55,9 +55,6 @@ thread_local! {
     /// The locations, by address. Entries are boxed: the runtime keeps
     /// pointers to cells while an operation is pending.
     static TABLE: RefCell<AddrMap<Box<Entry>>> = RefCell::new(AddrMap::default());
-    /// Per modelled thread: a plain write announced but not yet an event
-    /// (address, size).
-    static PENDING: RefCell<Vec<Option<(usize, usize, Site)>>> = const { RefCell::new(Vec::new()) };
     /// Per running thread: its stack's range and the addresses on it bound
     /// to locations in this execution.
     static STACKS: RefCell<Vec<(usize, usize, Vec<usize>)>> = const { RefCell::new(Vec::new()) };
@@ -101,35 +98,66 @@ pub static LOOPS_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::Atomic
 /// The current thread starts or joins a thread.
 pub fn note_thread_op() {
     let t = c11check_runtime::current_thread() as usize;
-    LOOPS.with(|l| {
-        if let Some(tr) = l.borrow_mut().get_mut(t) {
-            tr.turn_made_threads = true;
-        }
-    });
+    with_thread(t, |s| s.loops.turn_made_threads = true);
 }
 
 const LOOP_WINDOW: usize = 32;
 
-thread_local! {
-    static LOOPS: RefCell<Vec<LoopTracker>> = const { RefCell::new(Vec::new()) };
+/// What the runtime keeps per modelled thread between its operations.
+struct ThreadState {
+    /// A plain write announced but not yet an event (address, size, site).
+    pending: Option<(usize, usize, Site)>,
+    /// The thread's loops.
+    loops: LoopTracker,
+    /// Set while the runtime performs the several operations one library
+    /// call is made of (a barrier's wait): they are not loop turns.
+    internal: bool,
+    /// Whether its last request was a spin hint of the program's
+    /// (`sched_yield`, a sleep), with no operation since.
+    just_spun: bool,
 }
 
-/// Whether thread `t`'s operation at `pc` starts a new turn of a loop that may
-/// be a wait (`state`: what the caller kept across the call, see `with_pc!`).
-fn loop_turn(t: usize, pc: usize, state: u64) -> Turn {
-    LOOPS.with(|l| {
-        let mut l = l.borrow_mut();
-        if l.len() <= t {
-            l.resize_with(t + 1, || LoopTracker {
+impl ThreadState {
+    fn new() -> Self {
+        ThreadState {
+            pending: None,
+            loops: LoopTracker {
                 recent: [0; LOOP_WINDOW],
                 count: 0,
                 head: None,
                 turn_made_threads: false,
                 head_state: 0,
                 turns: 0,
-            });
+            },
+            internal: false,
+            just_spun: false,
         }
-        let tr = &mut l[t];
+    }
+}
+
+thread_local! {
+    /// Per modelled thread (all run on this OS thread): its state. One
+    /// thread-local for all of it: each lookup is a call into the loader.
+    static THREADS: RefCell<Vec<ThreadState>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on thread `t`'s state.
+#[inline]
+fn with_thread<R>(t: usize, f: impl FnOnce(&mut ThreadState) -> R) -> R {
+    THREADS.with(|th| {
+        let mut th = th.borrow_mut();
+        if th.len() <= t {
+            th.resize_with(t + 1, ThreadState::new);
+        }
+        f(&mut th[t])
+    })
+}
+
+/// Whether the thread whose loops `tr` tracks starts, with its operation
+/// at `pc`, a new turn of a loop that may be a wait (`state`: what the
+/// caller kept across the call, see `with_pc!`).
+fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
+    {
         tr.count += 1;
         let now = tr.count;
         let turn = match tr.head {
@@ -175,7 +203,7 @@ fn loop_turn(t: usize, pc: usize, state: u64) -> Turn {
         } else {
             Turn::Progress
         }
-    })
+    }
 }
 
 /// What reaching an instruction address means for a thread's loops.
@@ -197,36 +225,8 @@ pub static BOUND_CUTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU
 /// and the execution not counted, as GenMC's `-unroll` does.
 pub static LOOP_BOUND: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-thread_local! {
-    /// Per modelled thread (all share this OS thread): set while the
-    /// runtime performs the several operations one library call is made of
-    /// (a barrier's wait): they are not loop turns.
-    static INTERNAL: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Sets thread `t`'s flag in a per-thread flag list; its old value.
-fn set_flag(flags: &'static std::thread::LocalKey<RefCell<Vec<bool>>>, t: usize, on: bool) -> bool {
-    flags.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.len() <= t {
-            f.resize(t + 1, false);
-        }
-        std::mem::replace(&mut f[t], on)
-    })
-}
-
 fn set_internal(t: usize, on: bool) -> bool {
-    set_flag(&INTERNAL, t, on)
-}
-
-thread_local! {
-    /// Per modelled thread: whether its last request was a spin hint of the
-    /// program's (`sched_yield`, a sleep), with no operation since.
-    static JUST_SPUN: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
-}
-
-fn set_just_spun(t: usize, on: bool) -> bool {
-    set_flag(&JUST_SPUN, t, on)
+    with_thread(t, |s| std::mem::replace(&mut s.internal, on))
 }
 
 /// The program's own hint that it waits (`sched_yield`, a sleep): a
@@ -236,7 +236,9 @@ fn set_just_spun(t: usize, on: bool) -> bool {
 pub fn program_spin_hint(site: Site) {
     flush_pending(site);
     c11check_runtime::spin_hint(site);
-    set_just_spun(c11check_runtime::current_thread() as usize, true);
+    with_thread(c11check_runtime::current_thread() as usize, |s| {
+        s.just_spun = true
+    });
 }
 
 /// Runs `f`, whose operations belong to one library call at one site.
@@ -253,14 +255,33 @@ pub fn internal<R>(f: impl FnOnce() -> R) -> R {
 pub fn begin(site: Site) {
     // Read before anything that may switch threads (the flush below).
     let state = crate::caller_state();
-    flush_pending(site);
     let t = c11check_runtime::current_thread() as usize;
-    if INTERNAL.with(|i| i.borrow().get(t).copied().unwrap_or(false)) {
-        return;
-    }
-    let spun = set_just_spun(t, false);
-    if let Site::Pc(pc) = site {
-        match loop_turn(t, pc, state) {
+    // The loop turn this operation starts, if any, and whether the thread
+    // just gave a hint of its own.
+    let turn_of = |s: &mut ThreadState| {
+        if s.internal {
+            return None;
+        }
+        let spun = std::mem::replace(&mut s.just_spun, false);
+        match site {
+            Site::Pc(pc) => Some((loop_turn(&mut s.loops, pc, state), spun)),
+            _ => None,
+        }
+    };
+    // One look at the thread's state when no write is pending (the
+    // common case); a pending write becomes an event first.
+    let turn = match with_thread(t, |s| match s.pending.take() {
+        Some(p) => Err(p),
+        None => Ok(turn_of(s)),
+    }) {
+        Ok(turn) => turn,
+        Err((addr, size, at)) => {
+            store_pending(addr, size, at);
+            with_thread(t, turn_of)
+        }
+    };
+    if let Some((turn, spun)) = turn {
+        match turn {
             Turn::MayWait if !spun => c11check_runtime::spin_hint(site),
             Turn::MayWait => {}
             // Cut without a report, as a failed assumption: GenMC does not
@@ -526,14 +547,20 @@ pub fn program_call(pc: usize) -> bool {
 /// now that memory holds its value. Every operation starts with this.
 pub fn flush_pending(site: Site) {
     let t = c11check_runtime::current_thread() as usize;
-    let pending = PENDING.with(|p| p.borrow_mut().get_mut(t).and_then(Option::take));
+    let pending = with_thread(t, |s| s.pending.take());
+    // The store is shown where the program wrote it, not at `site`.
+    let _ = site;
     if let Some((addr, size, at)) = pending {
-        // SAFETY: the program wrote `size` bytes at `addr` just now.
-        let val = unsafe { read_mem(addr, size) };
-        // The store is shown where the program wrote it.
-        let _ = site;
-        plain_store(addr, size, val, at);
+        store_pending(addr, size, at);
     }
+}
+
+/// The plain write of `size` bytes at `addr` announced at `at`, now in
+/// memory, becomes an event.
+fn store_pending(addr: usize, size: usize, at: Site) {
+    // SAFETY: the program wrote `size` bytes at `addr` just now.
+    let val = unsafe { read_mem(addr, size) };
+    plain_store(addr, size, val, at);
 }
 
 /// A plain store of `val` (already in memory) to the location at `addr`.
@@ -558,11 +585,8 @@ fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
 
 /// Forgets announced writes (a new execution starts).
 pub fn reset() {
-    PENDING.with(|p| p.borrow_mut().clear());
-    LOOPS.with(|l| l.borrow_mut().clear());
-    INTERNAL.with(|i| i.borrow_mut().clear());
+    THREADS.with(|t| t.borrow_mut().clear());
     STACKS.with(|s| s.borrow_mut().clear());
-    JUST_SPUN.with(|j| j.borrow_mut().clear());
 }
 
 /// The program is about to write `size` bytes at `addr` without atomics.
@@ -570,13 +594,7 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
     begin(site);
     crate::heap::check_access(addr, size, "writes", site);
     let t = c11check_runtime::current_thread() as usize;
-    PENDING.with(|p| {
-        let mut p = p.borrow_mut();
-        if p.len() <= t {
-            p.resize(t + 1, None);
-        }
-        p[t] = Some((addr, size, site));
-    });
+    with_thread(t, |s| s.pending = Some((addr, size, site)));
 }
 
 /// The program is about to read `size` bytes at `addr` without atomics.
