@@ -153,7 +153,7 @@ fn programs(pc: usize) -> bool {
     from_program(pc)
         && BASE.load(Relaxed) != 0
         && modelled()
-        && (c11check_runtime::current_thread() as usize) < THREADS
+        && (crate::tls::current_thread() as usize) < THREADS
 }
 
 /// A block of `size` bytes aligned to `align` from the current thread's
@@ -162,12 +162,12 @@ fn programs(pc: usize) -> bool {
 fn arena_alloc(size: usize, align: usize, zeroed: bool, pc: usize) -> *mut c_void {
     let p = arena_block(size, align);
     if !p.is_null() {
-        ARENAS_USED.fetch_max(c11check_runtime::current_thread() as usize + 1, Relaxed);
+        ARENAS_USED.fetch_max(crate::tls::current_thread() as usize + 1, Relaxed);
         if !zeroed {
             // SAFETY: the block was just carved out of this thread's arena.
             unsafe { std::ptr::write_bytes(p as *mut u8, POISON, size) };
         }
-        let t = c11check_runtime::current_thread() as usize;
+        let t = crate::tls::current_thread() as usize;
         let ordinal = MADE_AT.with(|m| {
             let mut m = m.borrow_mut();
             let n = m.entry(pc).or_insert(0);
@@ -196,7 +196,7 @@ fn arena_alloc(size: usize, align: usize, zeroed: bool, pc: usize) -> *mut c_voi
 /// Carves a block of `size` bytes aligned to `align` out of the current
 /// thread's arena (null if it is full).
 fn arena_block(size: usize, align: usize) -> *mut c_void {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     let start = BASE.load(Relaxed) + t * ARENA;
     let used = USED[t].load(Relaxed);
     let align = align.max(HEADER);
@@ -406,7 +406,7 @@ fn arena_free(p: usize, site: Site, how: &str) {
     // A plain write announced before the call becomes an event now, before
     // the free (it would otherwise be taken for a write after it).
     crate::memory::flush_pending(site);
-    let me = c11check_runtime::current_thread();
+    let me = crate::tls::current_thread();
     let found = block_at(p).filter(|&(_, _, b)| b.start == p);
     let Some((t, i, b)) = found else {
         let what = match block_at(p).filter(|(_, _, b)| p < b.start + b.size.max(1)) {
@@ -460,7 +460,7 @@ pub fn check_access(addr: usize, size: usize, what: &str, site: Site) {
 
 #[inline(never)]
 fn check_block_access(addr: usize, size: usize, what: &str, site: Site) {
-    let me = thread_name(c11check_runtime::current_thread());
+    let me = thread_name(crate::tls::current_thread());
     let block = block_at(addr);
     match block {
         Some((_, _, b)) if b.freed.is_none() && addr + size <= b.start + b.size => {}

@@ -40,11 +40,11 @@ struct Entry {
 
 impl Entry {
     fn set_shadow(&self, v: Value) {
-        self.shadow.set((c11check_runtime::generation(), v));
+        self.shadow.set((generation(), v));
     }
     fn shadow(&self) -> Option<Value> {
         let (g, v) = self.shadow.get();
-        (g == c11check_runtime::generation()).then_some(v)
+        (g == generation()).then_some(v)
     }
 }
 
@@ -97,7 +97,7 @@ pub static LOOPS_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::Atomic
 
 /// The current thread starts or joins a thread.
 pub fn note_thread_op() {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     with_thread(t, |s| s.loops.turn_made_threads = true);
 }
 
@@ -236,14 +236,14 @@ fn set_internal(t: usize, on: bool) -> bool {
 pub fn program_spin_hint(site: Site) {
     flush_pending(site);
     c11check_runtime::spin_hint(site);
-    with_thread(c11check_runtime::current_thread() as usize, |s| {
+    with_thread(crate::tls::current_thread() as usize, |s| {
         s.just_spun = true
     });
 }
 
 /// Runs `f`, whose operations belong to one library call at one site.
 pub fn internal<R>(f: impl FnOnce() -> R) -> R {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     let was = set_internal(t, true);
     let r = f();
     set_internal(t, was);
@@ -255,7 +255,7 @@ pub fn internal<R>(f: impl FnOnce() -> R) -> R {
 pub fn begin(site: Site) {
     // Read before anything that may switch threads (the flush below).
     let state = crate::caller_state();
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     // The loop turn this operation starts, if any, and whether the thread
     // just gave a hint of its own.
     let turn_of = |s: &mut ThreadState| {
@@ -342,7 +342,7 @@ pub fn forget_stack(t: usize) {
 
 /// Whether `addr` is on the running thread's stack.
 fn on_own_stack(addr: usize) -> bool {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     STACKS.with(|s| {
         s.borrow()
             .get(t)
@@ -352,7 +352,7 @@ fn on_own_stack(addr: usize) -> bool {
 
 /// Records `addr` as a location on the current thread's stack, if it is.
 fn note_if_on_stack(addr: usize) {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     STACKS.with(|s| {
         if let Some(e) = s.borrow_mut().get_mut(t) {
             if (e.0..e.1).contains(&addr) {
@@ -385,7 +385,7 @@ fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
         &**e as *const Entry
     });
     // SAFETY: entries are boxed and never removed.
-    let fresh = c11check_runtime::bound_location(unsafe { &(*e).cell }).is_none();
+    let fresh = unsafe { &(*e).cell }.bound_in(generation()).is_none();
     if fresh {
         // First use in this execution: reports call a global by its name.
         note_if_on_stack(addr);
@@ -501,7 +501,7 @@ pub fn width(size: usize) -> Width {
 /// `main` or in the runtime, accesses are not events).
 #[inline]
 pub fn modelled() -> bool {
-    crate::start::running() && c11check_runtime::in_model()
+    crate::start::running() && crate::tls::in_fiber()
 }
 
 /// The site to show for a call with return address `pc`: itself when the
@@ -546,7 +546,7 @@ pub fn program_call(pc: usize) -> bool {
 /// Turns the current thread's announced plain write, if any, into an event
 /// now that memory holds its value. Every operation starts with this.
 pub fn flush_pending(site: Site) {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     let pending = with_thread(t, |s| s.pending.take());
     // The store is shown where the program wrote it, not at `site`.
     let _ = site;
@@ -583,8 +583,21 @@ fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
     );
 }
 
+/// The current execution's generation (see `c11check_runtime::generation`),
+/// noted when it starts: asked at every access.
+static GENERATION: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[inline]
+fn generation() -> u32 {
+    GENERATION.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Forgets announced writes (a new execution starts).
 pub fn reset() {
+    GENERATION.store(
+        c11check_runtime::generation(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     THREADS.with(|t| t.borrow_mut().clear());
     STACKS.with(|s| s.borrow_mut().clear());
 }
@@ -593,7 +606,7 @@ pub fn reset() {
 pub fn plain_write(addr: usize, size: usize, site: Site) {
     begin(site);
     crate::heap::check_access(addr, size, "writes", site);
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     with_thread(t, |s| s.pending = Some((addr, size, site)));
 }
 
@@ -672,7 +685,8 @@ pub fn runtime_stored(lo: usize, hi: usize, site: Site) {
 fn store_range_as(lo: usize, hi: usize, site: Site, program_call: bool) {
     let mut hit: Vec<(usize, usize)> = TABLE.with(|t| {
         let t = t.borrow();
-        let bound = |e: &Entry| c11check_runtime::bound_location(&e.cell).is_some();
+        let g = generation();
+        let bound = |e: &Entry| e.cell.bound_in(g).is_some();
         if hi - lo <= 256 {
             (lo..hi)
                 .filter_map(|a| t.get(&a).filter(|e| bound(e)).map(|e| (a, e.size as usize)))

@@ -56,7 +56,7 @@ pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
 /// A thread that ends otherwise (`pthread_exit`, `exit`, `abort`, a failed
 /// assertion) does not come back here: see [`end_thread`] and [`fail`].
 pub(crate) fn run_body(body: impl FnOnce() -> usize) -> usize {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     memory::note_stack(t);
     let v = body();
     thread_ended(v);
@@ -66,7 +66,7 @@ pub(crate) fn run_body(body: impl FnOnce() -> usize) -> usize {
 /// What the end of a thread leaves: its thread-specific data destroyed,
 /// its last write an event, its result for `pthread_join`.
 fn thread_ended(v: usize) {
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     if t != 0 {
         crate::keys::run_destructors();
     }
@@ -166,7 +166,7 @@ pub(crate) fn join_thread(h: u64, site: Site) -> Result<usize, c_int> {
     let Some(t) = handle_thread(h) else {
         return Err(libc::ESRCH);
     };
-    if t == c11check_runtime::current_thread() {
+    if t == crate::tls::current_thread() {
         return Err(libc::EDEADLK);
     }
     memory::note_thread_op();
@@ -218,7 +218,7 @@ pub extern "C" fn pthread_self() -> libc::pthread_t {
         // SAFETY: no arguments.
         return unsafe { f() };
     }
-    thread_handle(c11check_runtime::current_thread())
+    thread_handle(crate::tls::current_thread())
 }
 
 /// Whether two thread ids are the same thread.
@@ -307,7 +307,7 @@ pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
 /// Locks mutex `m` as `how` says, minding its kind: 0 or an error number.
 pub(crate) fn lock_mutex(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site) -> c_int {
     memory::begin(site);
-    let me = c11check_runtime::current_thread();
+    let me = crate::tls::current_thread();
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
         if let Some((t, n)) = holder(m as usize) {
@@ -334,7 +334,7 @@ pub(crate) fn may_unlock(m: *mut libc::pthread_mutex_t) -> bool {
     if k != RECURSIVE && k != ERRORCHECK {
         return true;
     }
-    matches!(holder(m as usize), Some((t, _)) if t == c11check_runtime::current_thread())
+    matches!(holder(m as usize), Some((t, _)) if t == crate::tls::current_thread())
 }
 
 /// Unlocks mutex `m`, minding its kind: 0 or `EPERM`.
@@ -342,7 +342,7 @@ pub(crate) fn unlock_mutex(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
     memory::begin(site);
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
-        let me = c11check_runtime::current_thread();
+        let me = crate::tls::current_thread();
         match holder(m as usize) {
             Some((t, n)) if t == me && n > 1 => {
                 set_holder(m as usize, me, n - 1);
@@ -588,7 +588,7 @@ extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c
     }) else {
         return libc::EINVAL;
     };
-    let me = c11check_runtime::current_thread();
+    let me = crate::tls::current_thread();
     let round = ROUNDS.with(|r| {
         let mut r = r.borrow_mut();
         let e = r.entry((b as usize, me)).or_insert((g, 0));

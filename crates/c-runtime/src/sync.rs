@@ -106,7 +106,7 @@ thread_local! {
 /// Whether this wait wakes spuriously (explored; not right after another).
 fn wakes_spuriously(site: Site) -> bool {
     let g = c11check_runtime::generation();
-    let t = c11check_runtime::current_thread() as usize;
+    let t = crate::tls::current_thread() as usize;
     let last = LAST_SPURIOUS.with(|l| {
         let mut l = l.borrow_mut();
         if l.0 != g {
@@ -298,7 +298,7 @@ thread_local! {
 /// The calling thread's holds of `l`: (reads, writing).
 fn rw_holds(l: usize) -> (u32, bool) {
     let g = c11check_runtime::generation();
-    let me = c11check_runtime::current_thread();
+    let me = crate::tls::current_thread();
     RW_HOLDS.with(|h| {
         h.borrow()
             .get(&(l, me))
@@ -309,7 +309,7 @@ fn rw_holds(l: usize) -> (u32, bool) {
 
 fn set_rw_holds(l: usize, reads: u32, writing: bool) {
     let g = c11check_runtime::generation();
-    let me = c11check_runtime::current_thread();
+    let me = crate::tls::current_thread();
     RW_HOLDS.with(|h| h.borrow_mut().insert((l, me), (g, reads, writing)));
 }
 

@@ -78,7 +78,7 @@ pub extern "C" fn thrd_current() -> u64 {
         // SAFETY: no arguments.
         return unsafe { f() };
     }
-    thread_handle(c11check_runtime::current_thread())
+    thread_handle(crate::tls::current_thread())
 }
 
 /// A detached thread runs on; nothing to do.

@@ -123,6 +123,7 @@ pub fn init() {
 }
 
 /// The thread pointer (`%fs:0` holds its own address on x86-64).
+#[inline]
 fn thread_pointer() -> usize {
     let tp: usize;
     // SAFETY: reads the TCB's self pointer, which glibc always sets.
@@ -169,8 +170,36 @@ fn errno() -> *mut i32 {
     unsafe { libc::__errno_location() }
 }
 
+/// The modelled thread whose fiber runs now, whether one does, and the
+/// OS thread the fibers run on (its thread pointer): kept here at each
+/// switch, so that the runtime's hot paths ask a static, not the Rust
+/// runtime's thread-local state (a call into the loader from a shared
+/// library).
+static RUNNING_THREAD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static IN_FIBER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static MODEL_THREAD: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a modelled thread's code is running on this OS thread now.
+#[inline]
+pub fn in_fiber() -> bool {
+    IN_FIBER.load(Relaxed) && thread_pointer() == MODEL_THREAD.load(Relaxed)
+}
+
+/// The modelled thread running now (as `c11check_runtime::current_thread`).
+#[inline]
+pub fn current_thread() -> u32 {
+    if in_fiber() {
+        RUNNING_THREAD.load(Relaxed)
+    } else {
+        c11check_runtime::current_thread()
+    }
+}
+
 /// Thread `t` is about to run: put its values in place.
 fn enter(t: u32) {
+    MODEL_THREAD.store(thread_pointer(), Relaxed);
+    RUNNING_THREAD.store(t, Relaxed);
+    IN_FIBER.store(true, Relaxed);
     BLOCKS.with(|b| {
         let blocks = b.borrow();
         SAVED.with(|s| {
@@ -197,6 +226,7 @@ fn enter(t: u32) {
 
 /// Thread `t` stopped: keep its values.
 fn leave(t: u32) {
+    IN_FIBER.store(false, Relaxed);
     // SAFETY: errno is this OS thread's.
     let err = unsafe { *errno() };
     BLOCKS.with(|b| {

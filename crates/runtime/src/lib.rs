@@ -218,6 +218,13 @@ impl LocCell {
             indeterminate: std::sync::atomic::AtomicBool::new(false),
         }
     }
+    /// The location bound to this cell in execution `generation`, if any
+    /// (a front end that keeps the current generation itself asks this
+    /// instead of [`bound_location`]).
+    #[inline]
+    pub fn bound_in(&self, generation: u32) -> Option<Loc> {
+        self.get(generation)
+    }
     #[inline]
     pub(crate) fn get(&self, generation: u32) -> Option<Loc> {
         let p = self.packed.load(Ordering::Relaxed);
