@@ -91,27 +91,15 @@ macro_rules! caller_state_asm {
 /// keeps the stack aligned.
 macro_rules! with_pc_on_stack {
     ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, 0, $imp:path) => {
-        #[unsafe(naked)]
-        #[unsafe(no_mangle)]
-        /// An entry point the program calls (see the module's documentation).
-        ///
-        /// # Safety
-        /// Called by the program, with the arguments of the C function of
-        /// this name.
-        pub unsafe extern "C" fn $name($($a: $t),*) $(-> $r)? {
-            core::arch::naked_asm!(
-                caller_state_asm!(),
-                "mov rax, [rsp]",
-                "push rax",
-                "call {f}",
-                "add rsp, 8",
-                "ret",
-                state = sym crate::CALLER_STATE,
-                f = sym $imp,
-            )
-        }
+        with_pc_on_stack!(@def $name($($a: $t),*) $(-> $r)?, $imp,
+            "mov rax, [rsp]", "push rax", "call {f}", "add rsp, 8", "ret");
     };
     ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, 1, $imp:path) => {
+        with_pc_on_stack!(@def $name($($a: $t),*) $(-> $r)?, $imp,
+            "mov rax, [rsp]", "sub rsp, 8", "push rax", "push qword ptr [rsp + 24]",
+            "call {f}", "add rsp, 24", "ret");
+    };
+    (@def $name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, $imp:path, $($line:literal),*) => {
         #[unsafe(naked)]
         #[unsafe(no_mangle)]
         /// An entry point the program calls (see the module's documentation).
@@ -122,13 +110,7 @@ macro_rules! with_pc_on_stack {
         pub unsafe extern "C" fn $name($($a: $t),*) $(-> $r)? {
             core::arch::naked_asm!(
                 caller_state_asm!(),
-                "mov rax, [rsp]",
-                "sub rsp, 8",
-                "push rax",
-                "push qword ptr [rsp + 24]",
-                "call {f}",
-                "add rsp, 24",
-                "ret",
+                $($line),*,
                 state = sym crate::CALLER_STATE,
                 f = sym $imp,
             )

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{build, build_with, executions, run, Lang};
+use common::{assert_passes, build, build_with, executions, run, Lang};
 
 /// Runs `exe` exhaustively, then with the live (random) engine; both must
 /// report `title` with `text` in the message.
@@ -81,9 +81,7 @@ int main() {{
 
     // Joining the reader first orders its read before the free.
     let exe = build("uaf_joined", &src("pthread_join(t, 0);"));
-    let (code, err) = run(&exe, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(executions(&err), 3, "{err}");
+    assert_passes(&exe, &[], 3);
 }
 
 #[test]
@@ -165,9 +163,7 @@ int main() {{
         "{err}"
     );
     let exe = build("calloc_zero", &src("calloc(2, sizeof(int))"));
-    let (code, err) = run(&exe, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(executions(&err), 1, "{err}");
+    assert_passes(&exe, &[], 1);
 }
 
 #[test]
@@ -208,9 +204,7 @@ int main() {
 }
 "#,
     );
-    let (code, err) = run(&exe, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(executions(&err), 3, "{err}");
+    assert_passes(&exe, &[], 3);
     let (code, err) = run(&exe, &[("C11CHECK_ITERATIONS", "200")]);
     assert_eq!(code, 0, "{err}");
 }
@@ -234,9 +228,7 @@ int main() {
 }
 "#,
     );
-    let (code, err) = run(&exe, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(executions(&err), 1, "{err}");
+    assert_passes(&exe, &[], 1);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{build, executions, run};
+use common::{assert_passes, build, executions, run};
 use std::process::Command;
 
 #[test]
@@ -166,9 +166,7 @@ int main() {
 }
 "#,
     );
-    let (code, err) = run(&exe, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(executions(&err), 2, "{err}");
+    assert_passes(&exe, &[], 2);
 }
 
 #[test]
@@ -385,9 +383,7 @@ int main() {
 }
 "#,
     );
-    let (code, err) = run(&exe, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(executions(&err), 2, "{err}");
+    assert_passes(&exe, &[], 2);
 }
 
 #[test]

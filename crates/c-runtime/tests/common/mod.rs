@@ -594,3 +594,13 @@ pub fn executions(err: &str) -> u64 {
         .parse()
         .unwrap()
 }
+
+/// Runs `exe` with `env`, asserts it finds no bug in exactly `n`
+/// executions, and returns its stderr.
+#[allow(dead_code)]
+pub fn assert_passes(exe: &Path, env: &[(&str, &str)], n: u64) -> String {
+    let (code, err) = run(exe, env);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(executions(&err), n, "{err}");
+    err
+}
