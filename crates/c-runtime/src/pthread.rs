@@ -86,7 +86,9 @@ fn thread_ended(v: usize) {
 /// `exit`).
 pub(crate) fn end_thread(v: usize) -> ! {
     thread_ended(v);
-    c11check_runtime::finish_thread(Ok(Box::new(v)))
+    // The result is in `RESULTS`; the runtime's slot gets a unit, which
+    // allocates nothing (the runtime leaks unjoined results on purpose).
+    c11check_runtime::finish_thread(Ok(Box::new(())))
 }
 
 /// Fails the execution: the calling thread stops with `msg`.
@@ -129,8 +131,14 @@ pub(crate) fn spawn_thread(
     site: Site,
 ) -> u64 {
     memory::begin(site);
-    let main: c11check_runtime::ThreadMain =
-        Box::new(move || Box::new(run_body(body)) as Box<dyn Any + Send>);
+    // The thread's result goes to `RESULTS` (see `thread_ended`); the
+    // runtime gets a unit, which allocates nothing: it leaks the results
+    // nobody joined, on purpose, and a C program's are never joined
+    // through it (a box per thread and execution was leaked).
+    let main: c11check_runtime::ThreadMain = Box::new(move || {
+        run_body(body);
+        Box::new(()) as Box<dyn Any + Send>
+    });
     memory::note_thread_op();
     let id = c11check_runtime::spawn(main, site);
     THREADS_SPAWNED.with(|n| n.set(n.get().max(id as usize + 1)));
