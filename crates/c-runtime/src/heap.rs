@@ -405,7 +405,7 @@ fn thread_name(t: u32) -> String {
 fn arena_free(p: usize, site: Site, how: &str) {
     // A plain write announced before the call becomes an event now, before
     // the free (it would otherwise be taken for a write after it).
-    crate::memory::flush_pending(site);
+    crate::memory::flush_pending();
     let me = crate::tls::current_thread();
     let found = block_at(p).filter(|&(_, _, b)| b.start == p);
     let Some((t, i, b)) = found else {
@@ -444,7 +444,7 @@ fn arena_free(p: usize, site: Site, how: &str) {
 
 /// Fails the execution at a heap bug of the running thread.
 fn heap_bug(kind: FailureKind, message: String) -> ! {
-    crate::memory::flush_pending(Site::caller());
+    crate::memory::flush_pending();
     c11check_runtime::fail_execution(kind, message)
 }
 
@@ -460,43 +460,43 @@ pub fn check_access(addr: usize, size: usize, what: &str, site: Site) {
 
 #[inline(never)]
 fn check_block_access(addr: usize, size: usize, what: &str, site: Site) {
-    let me = thread_name(crate::tls::current_thread());
-    let block = block_at(addr);
-    match block {
-        Some((_, _, b)) if b.freed.is_none() && addr + size <= b.start + b.size => {}
-        Some((_, _, b)) if b.freed.is_some() && addr < b.start + b.size.max(1) => {
-            let (by, at) = b.freed.unwrap_or((0, site));
-            heap_bug(
-                FailureKind::UseAfterFree,
-                format!(
-                    "use after free: {me} {what} {} at offset {} of the {}-byte block allocated at {}, which {} freed at {at}; the access is at {site}",
-                    bytes(size),
-                    addr - b.start,
-                    b.size,
-                    b.made,
-                    thread_name(by)
-                ),
-            );
-        }
-        _ => {
-            let near = match block {
-                Some((_, _, b)) => format!(
-                    "{} bytes past the start of the {}-byte block allocated at {}",
-                    addr - b.start,
-                    b.size,
-                    b.made
-                ),
-                None => "before the first block of its heap arena".to_string(),
-            };
-            heap_bug(
-                FailureKind::Panic,
-                format!(
-                    "heap buffer overflow: {me} {what} {} {near}; the access is at {site}",
-                    bytes(size)
-                ),
-            );
-        }
+    let block = block_at(addr).map(|(_, _, b)| b);
+    if block.is_some_and(|b| b.freed.is_none() && addr + size <= b.start + b.size) {
+        return;
     }
+    // A bug: only now is the report's text made.
+    let me = thread_name(crate::tls::current_thread());
+    let near = match block {
+        Some(b) => {
+            if let Some((by, at)) = b.freed.filter(|_| addr < b.start + b.size.max(1)) {
+                heap_bug(
+                    FailureKind::UseAfterFree,
+                    format!(
+                        "use after free: {me} {what} {} at offset {} of the {}-byte block allocated at {}, which {} freed at {at}; the access is at {site}",
+                        bytes(size),
+                        addr - b.start,
+                        b.size,
+                        b.made,
+                        thread_name(by)
+                    ),
+                );
+            }
+            format!(
+                "{} bytes past the start of the {}-byte block allocated at {}",
+                addr - b.start,
+                b.size,
+                b.made
+            )
+        }
+        None => "before the first block of its heap arena".to_string(),
+    };
+    heap_bug(
+        FailureKind::Panic,
+        format!(
+            "heap buffer overflow: {me} {what} {} {near}; the access is at {site}",
+            bytes(size)
+        ),
+    );
 }
 
 /// How reports call the heap location at `addr`: `push()'s block 2+8`,

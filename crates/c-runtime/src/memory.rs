@@ -157,52 +157,50 @@ fn with_thread<R>(t: usize, f: impl FnOnce(&mut ThreadState) -> R) -> R {
 /// at `pc`, a new turn of a loop that may be a wait (`state`: what the
 /// caller kept across the call, see `with_pc!`).
 fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
-    {
-        tr.count += 1;
-        let now = tr.count;
-        let turn = match tr.head {
-            Some((h, _)) if h == pc => {
-                tr.head = Some((h, now));
+    tr.count += 1;
+    let now = tr.count;
+    let turn = match tr.head {
+        Some((h, _)) if h == pc => {
+            tr.head = Some((h, now));
+            true
+        }
+        // A loop left long ago: look for a new one.
+        Some((_, seen)) if now - seen > 4 * LOOP_WINDOW as u64 => {
+            tr.head = None;
+            false
+        }
+        Some(_) => false,
+        None => {
+            if tr.recent.contains(&pc) {
+                tr.head = Some((pc, now));
+                tr.turns = 0;
                 true
-            }
-            // A loop left long ago: look for a new one.
-            Some((_, seen)) if now - seen > 4 * LOOP_WINDOW as u64 => {
-                tr.head = None;
+            } else {
                 false
             }
-            Some(_) => false,
-            None => {
-                if tr.recent.contains(&pc) {
-                    tr.head = Some((pc, now));
-                    tr.turns = 0;
-                    true
-                } else {
-                    false
-                }
-            }
-        };
-        tr.recent[(now as usize) % LOOP_WINDOW] = pc;
-        if !turn {
-            return Turn::None;
         }
-        let retry = !tr.turn_made_threads;
-        if retry {
-            LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        tr.turn_made_threads = false;
-        tr.turns += 1;
-        let bound = LOOP_BOUND.load(std::sync::atomic::Ordering::Relaxed);
-        if retry && bound > 0 && tr.turns >= bound {
-            BOUND_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            return Turn::OverBound;
-        }
-        // A turn that changed what the loop keeps in registers or in its
-        // frame is progress (a bounded loop counting), not a wait.
-        if std::mem::replace(&mut tr.head_state, state) == state {
-            Turn::MayWait
-        } else {
-            Turn::Progress
-        }
+    };
+    tr.recent[(now as usize) % LOOP_WINDOW] = pc;
+    if !turn {
+        return Turn::None;
+    }
+    let retry = !tr.turn_made_threads;
+    if retry {
+        LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    tr.turn_made_threads = false;
+    tr.turns += 1;
+    let bound = LOOP_BOUND.load(std::sync::atomic::Ordering::Relaxed);
+    if retry && bound > 0 && tr.turns >= bound {
+        BOUND_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Turn::OverBound;
+    }
+    // A turn that changed what the loop keeps in registers or in its
+    // frame is progress (a bounded loop counting), not a wait.
+    if std::mem::replace(&mut tr.head_state, state) == state {
+        Turn::MayWait
+    } else {
+        Turn::Progress
     }
 }
 
@@ -234,7 +232,7 @@ fn set_internal(t: usize, on: bool) -> bool {
 /// next operation is left out then: two hints with nothing between would
 /// make an empty turn.
 pub fn program_spin_hint(site: Site) {
-    flush_pending(site);
+    flush_pending();
     c11check_runtime::spin_hint(site);
     with_thread(crate::tls::current_thread() as usize, |s| {
         s.just_spun = true
@@ -545,11 +543,10 @@ pub fn program_call(pc: usize) -> bool {
 
 /// Turns the current thread's announced plain write, if any, into an event
 /// now that memory holds its value. Every operation starts with this.
-pub fn flush_pending(site: Site) {
+pub fn flush_pending() {
     let t = crate::tls::current_thread() as usize;
     let pending = with_thread(t, |s| s.pending.take());
-    // The store is shown where the program wrote it, not at `site`.
-    let _ = site;
+    // The store is shown where the program wrote it.
     if let Some((addr, size, at)) = pending {
         store_pending(addr, size, at);
     }
@@ -702,7 +699,7 @@ fn store_range_as(lo: usize, hi: usize, site: Site, program_call: bool) {
     if program_call {
         begin(site);
     } else {
-        flush_pending(site);
+        flush_pending();
     }
     for (addr, size) in hit {
         // SAFETY: inside the range the program just wrote.
@@ -840,8 +837,7 @@ pub fn fence(mo: i32, site: Site) {
 /// The cell of the lock at `addr` (a `pthread_mutex_t`, say).
 pub fn lock_cell(addr: usize) -> &'static LocCell {
     // SAFETY: entries are boxed and never removed.
-    let cell = unsafe { &(*entry(addr, 8)).cell };
-    // A lock's state starts free whatever its memory holds.
-    cell.set_indeterminate(false);
-    cell
+    // (A lock's state starts free whatever its memory holds: the cell is
+    // never bound indeterminate, only `read_entry` makes it so.)
+    unsafe { &(*entry(addr, 8)).cell }
 }

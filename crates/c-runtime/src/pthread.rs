@@ -70,7 +70,7 @@ fn thread_ended(v: usize) {
     if t != 0 {
         crate::keys::run_destructors();
     }
-    memory::flush_pending(Site::caller());
+    memory::flush_pending();
     RESULTS.with(|r| {
         let mut r = r.borrow_mut();
         if r.len() <= t {
@@ -93,7 +93,7 @@ pub(crate) fn end_thread(v: usize) -> ! {
 
 /// Fails the execution: the calling thread stops with `msg`.
 pub(crate) fn fail(msg: String) -> ! {
-    memory::flush_pending(Site::caller());
+    memory::flush_pending();
     c11check_runtime::finish_thread(Err(Box::new(msg)))
 }
 
@@ -489,7 +489,7 @@ extern "C" fn quick_exit_impl(status: c_int, pc: usize) {
 /// The calling modelled thread ends the program (see [`exit_impl`]).
 fn exit_program(status: c_int, pc: usize) -> ! {
     let site = memory::site(pc);
-    memory::flush_pending(site);
+    memory::flush_pending();
     c11check_runtime::exit_program(status, site)
 }
 with_pc!(exit(status: c_int), "rsi", exit_impl);
@@ -500,7 +500,7 @@ with_pc!(_Exit(status: c_int), "rsi", quick_exit_impl);
 
 extern "C" fn assume_impl(cond: c_int, pc: usize) {
     if modelled() && cond == 0 {
-        memory::flush_pending(memory::site(pc));
+        memory::flush_pending();
         c11check_runtime::block(BlockReason::Assume, memory::site(pc));
     }
 }

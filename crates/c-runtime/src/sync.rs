@@ -530,7 +530,7 @@ pub(crate) fn once(flag: usize, routine: unsafe extern "C" fn(), site: Site) {
         unsafe { routine() };
         ONCE_DONE.with(|d| d.borrow_mut().insert(flag, g));
     }
-    memory::flush_pending(site);
+    memory::flush_pending();
     access(cell, 0, Action::lock_release, site);
 }
 
