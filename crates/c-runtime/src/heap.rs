@@ -76,6 +76,9 @@ static USED: [AtomicUsize; THREADS] = [const { AtomicUsize::new(0) }; THREADS];
 static ARENAS_USED: AtomicUsize = AtomicUsize::new(0);
 /// The executable's code (start, end): calls from there are the program's.
 static TEXT: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+/// The runtime's own code when it is linked into the executable (see
+/// [`crate::image`]); empty otherwise.
+static RUNTIME_TEXT: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
 /// Reserves the arenas and notes where the program's code is. Called when
 /// `main` is taken over.
@@ -97,7 +100,13 @@ pub fn init() {
     let (s, e) = crate::symbols::executable_text();
     TEXT[0].store(s, Relaxed);
     TEXT[1].store(e, Relaxed);
-    let _ = SYSTEM_TEXT.set(crate::symbols::system_text());
+    let mut system = crate::symbols::system_text();
+    if let Some(own) = crate::image::linked() {
+        RUNTIME_TEXT[0].store(own.text.0, Relaxed);
+        RUNTIME_TEXT[1].store(own.text.1, Relaxed);
+        system.push(own.text);
+    }
+    let _ = SYSTEM_TEXT.set(system);
 }
 
 /// The code of libc, the loader, the unwinder and this runtime (see
@@ -145,6 +154,7 @@ fn in_arena(p: usize) -> bool {
 #[inline]
 pub fn from_program(pc: usize) -> bool {
     (TEXT[0].load(Relaxed)..TEXT[1].load(Relaxed)).contains(&pc)
+        && !(RUNTIME_TEXT[0].load(Relaxed)..RUNTIME_TEXT[1].load(Relaxed)).contains(&pc)
 }
 
 /// Whether a call with return address `pc` is the program's own, made in a

@@ -147,6 +147,7 @@ pub mod clock;
 pub mod cxx;
 pub mod fields;
 pub mod heap;
+pub mod image;
 pub mod keys;
 pub mod memory;
 pub mod snapshot;

@@ -5,8 +5,9 @@
 //!
 //! The copy covers the executable's writable segments, without the part
 //! made read-only after relocation (`PT_GNU_RELRO`). The runtime's own
-//! state lives in this library's segments, which are not touched; nor are
-//! libc's (its stdio buffers, `errno`, `rand`'s state).
+//! state lives in this library's segments (or, linked statically, in a
+//! range of the executable's that is left out), which are not touched; nor
+//! are libc's (its stdio buffers, `errno`, `rand`'s state).
 
 use std::ffi::c_void;
 
@@ -110,7 +111,12 @@ fn writable_ranges() -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
     // SAFETY: the callback only reads the loader's entries.
     unsafe { libc::dl_iterate_phdr(Some(visit), &mut out as *mut _ as *mut c_void) };
-    out
+    // Linked statically, the runtime's own globals are among the
+    // program's: they are not put back.
+    match crate::image::linked() {
+        Some(own) => crate::image::without(out, &own.data),
+        None => out,
+    }
 }
 
 impl Snapshot {

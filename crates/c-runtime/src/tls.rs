@@ -95,6 +95,9 @@ pub fn init() {
     let mut blocks: Vec<Block> = Vec::new();
     // SAFETY: the callback only reads the loader's entries.
     unsafe { libc::dl_iterate_phdr(Some(visit), &mut blocks as *mut _ as *mut libc::c_void) };
+    if let Some(own) = crate::image::linked() {
+        blocks = without_runtime(blocks, own.tls);
+    }
     if let Some(lo) = blocks.iter().map(|b| b.addr).min() {
         let hi = blocks
             .iter()
@@ -120,6 +123,36 @@ pub fn init() {
     }
     BLOCKS.with(|b| *b.borrow_mut() = blocks);
     c11check_runtime::set_fiber_hooks(enter, leave);
+}
+
+/// The blocks without the runtime's own thread-locals `(start, end)`,
+/// which are in the executable's block when it is linked statically: they
+/// are the OS thread's, not a modelled thread's.
+fn without_runtime(blocks: Vec<Block>, own: (usize, usize)) -> Vec<Block> {
+    let mut out = Vec::new();
+    for b in blocks {
+        let end = b.addr + b.image.len();
+        if own.1 <= b.addr || own.0 >= end {
+            out.push(b);
+            continue;
+        }
+        let (hs, he) = (own.0.max(b.addr) - b.addr, own.1.min(end) - b.addr);
+        if hs > 0 {
+            out.push(Block {
+                addr: b.addr,
+                image: b.image[..hs].to_vec(),
+                main: b.main[..hs].to_vec(),
+            });
+        }
+        if he < b.image.len() {
+            out.push(Block {
+                addr: b.addr + he,
+                image: b.image[he..].to_vec(),
+                main: b.main[he..].to_vec(),
+            });
+        }
+    }
+    out
 }
 
 /// The thread pointer (`%fs:0` holds its own address on x86-64).

@@ -30,7 +30,9 @@ enum Command {
     /// Compile and/or link a C program for checking (a drop-in `CC`): adds
     /// `-fsanitize=thread -g` and c11check's headers (`genmc.h`), and links
     /// c11check's runtime. `--cdschecker` first: CDSChecker's headers
-    /// (`threads.h` with `user_main`, `model-assert.h`, `librace.h`).
+    /// (`threads.h` with `user_main`, `model-assert.h`, `librace.h`);
+    /// `--static-runtime` first (or `C11CHECK_STATIC_RUNTIME=1`): link the
+    /// runtime statically instead of `libc11check_rt.so`.
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -45,6 +47,13 @@ enum Command {
     /// Check a program built with `c11check cc`: explore its executions and
     /// report the first bug. Exit status 0: no bug, 1: a bug, 2: bad usage.
     Run(programs::RunArgs),
+    /// Make the runtime's static library (for linking by hand: `cc prog.o
+    /// libc11check_rt.a -pthread -ldl -lgcc_s -lm`) and print its path.
+    StaticRuntime {
+        /// Copy it here instead of printing where it is.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -283,5 +292,6 @@ fn main() -> ExitCode {
         Command::Cc { args } => programs::cc(args, false),
         Command::Cxx { args } => programs::cc(args, true),
         Command::Run(a) => programs::run_program(a),
+        Command::StaticRuntime { output } => programs::static_runtime_command(output),
     }
 }

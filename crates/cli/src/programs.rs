@@ -48,6 +48,37 @@ pub fn runtime_dir() -> Result<PathBuf, String> {
     ))
 }
 
+/// Whether `c11check cc` links the runtime statically without being told
+/// (`C11CHECK_STATIC_RUNTIME=1`).
+fn static_by_default() -> bool {
+    std::env::var_os("C11CHECK_STATIC_RUNTIME").is_some_and(|v| v != "0" && !v.is_empty())
+}
+
+/// `c11check static-runtime [-o FILE]`.
+pub fn static_runtime_command(output: Option<PathBuf>) -> ExitCode {
+    let archive = match runtime_dir().and_then(|d| c11check_c_link::static_archive(&d)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("c11check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match output {
+        None => println!("{}", archive.display()),
+        Some(o) => {
+            if let Err(e) = std::fs::copy(&archive, &o) {
+                eprintln!("c11check: cannot write {}: {e}", o.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    eprintln!(
+        "c11check: link programs compiled with `-fsanitize=thread -g` against it, without -fsanitize=thread: cc prog.o libc11check_rt.a {}",
+        c11check_c_link::STATIC_LIBS.join(" ")
+    );
+    ExitCode::SUCCESS
+}
+
 /// The compiler to run for `c11check cc` (`c++`: `cxx`): `$C11CHECK_CC`
 /// (`$C11CHECK_CXX`), else the first of `cc`, `gcc`, `clang` (`c++`, `g++`,
 /// `clang++`) on the PATH.
@@ -170,8 +201,13 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cdschecker = args.first().is_some_and(|a| a == "--cdschecker");
-    if cdschecker {
+    let (mut cdschecker, mut static_runtime) = (false, static_by_default());
+    while let Some(a) = args.first() {
+        match a.as_str() {
+            "--cdschecker" => cdschecker = true,
+            "--static-runtime" => static_runtime = true,
+            _ => break,
+        }
         args.remove(0);
     }
     let include = match include_dir() {
@@ -267,6 +303,16 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
             } else {
                 link_args.push(a.into());
             }
+        }
+        if static_runtime {
+            let archive = c11check_c_link::static_archive(&dir).map_err(|e| {
+                eprintln!("c11check: {e}");
+                ExitCode::from(2)
+            })?;
+            return run(Command::new(&cc)
+                .args(&link_args)
+                .arg(archive)
+                .args(c11check_c_link::STATIC_LIBS));
         }
         let mut dir_arg = OsString::from("-Wl,-rpath,");
         dir_arg.push(&dir);

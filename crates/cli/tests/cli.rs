@@ -97,3 +97,41 @@ fn a_race_names_the_racing_accesses() {
         "{out}"
     );
 }
+
+#[test]
+fn cc_links_the_runtime_shared_or_static_and_run_checks_the_program() {
+    let dir = std::env::temp_dir().join(format!("c11check-cli-cc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("mp.c");
+    std::fs::write(
+        &src,
+        "#include <pthread.h>\n#include <stdatomic.h>\nint data;\natomic_int flag;\n\
+         void *w(void *a) { data = 1; atomic_store_explicit(&flag, 1, memory_order_relaxed); return 0; }\n\
+         int main() { pthread_t t; pthread_create(&t, 0, w, 0);\n\
+         if (atomic_load_explicit(&flag, memory_order_acquire)) return data;\n\
+         pthread_join(t, 0); return 0; }\n",
+    )
+    .unwrap();
+    for (how, flag) in [("shared", None), ("static", Some("--static-runtime"))] {
+        let exe = dir.join(format!("mp_{how}"));
+        let mut args = vec!["cc"];
+        args.extend(flag);
+        args.extend([src.to_str().unwrap(), "-o", exe.to_str().unwrap()]);
+        let (code, _, err) = c11check(&args);
+        assert_eq!(code, 0, "{how}: {err}");
+        let (code, _, err) = c11check(&["run", "--", exe.to_str().unwrap()]);
+        assert_eq!(code, 1, "{how}: {err}");
+        assert!(err.contains("data race on data:"), "{how}: {err}");
+        assert!(
+            err.contains("mp.c:7:") && err.contains("mp.c:5:"),
+            "{how}: {err}"
+        );
+    }
+    let (code, out, err) = c11check(&["static-runtime"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        std::path::Path::new(out.trim()).is_file(),
+        "{out} is not the archive"
+    );
+    assert!(err.contains("-lgcc_s"), "{err}");
+}

@@ -52,6 +52,32 @@ pub fn runtime_dir() -> PathBuf {
         })
 }
 
+/// Whether the tests link the runtime statically (`C11CHECK_TEST_LINK=static`)
+/// rather than as `libc11check_rt.so`.
+pub fn static_link() -> bool {
+    std::env::var("C11CHECK_TEST_LINK").is_ok_and(|v| v == "static")
+}
+
+/// Adds the runtime to a link command: the shared library, or with
+/// [`static_link`] the static archive.
+pub fn link_runtime(cmd: &mut Command) -> &mut Command {
+    link_runtime_as(cmd, static_link())
+}
+
+/// Adds the runtime to a link command: the static archive if `statically`,
+/// else the shared library.
+pub fn link_runtime_as(cmd: &mut Command, statically: bool) -> &mut Command {
+    let dir = runtime_dir();
+    if statically {
+        let archive = c11check_c_link::static_archive(&dir).unwrap_or_else(|e| panic!("{e}"));
+        return cmd.arg(archive).args(c11check_c_link::STATIC_LIBS);
+    }
+    cmd.arg(format!("-L{}", dir.display()))
+        .args(["-Wl,--no-as-needed", "-lc11check_rt"])
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .args(["-pthread", "-ldl"])
+}
+
 /// The compiler the tests use: `$C11CHECK_TEST_CC`, else `cc`.
 pub fn compiler() -> String {
     std::env::var("C11CHECK_TEST_CC").unwrap_or_else(|_| "cc".into())
@@ -310,15 +336,7 @@ pub fn build_case(case: &Case, out: &Path) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join(" / "));
     }
-    let dir = runtime_dir();
-    let o = Command::new(&cc)
-        .arg(&obj)
-        .arg("-o")
-        .arg(out)
-        .arg(format!("-L{}", dir.display()))
-        .args(["-Wl,--no-as-needed", "-lc11check_rt"])
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .args(["-pthread", "-ldl"])
+    let o = link_runtime(Command::new(&cc).arg(&obj).arg("-o").arg(out))
         .output()
         .map_err(|e| format!("{cc}: {e}"))?;
     if !o.status.success() {
@@ -525,10 +543,20 @@ pub fn build_with(name: &str, source: &str, lang: Lang, flags: &[&str]) -> PathB
 /// Compiles `sources` (each on its own) and links them against the
 /// runtime into `name` in a scratch directory.
 pub fn build_sources(name: &str, sources: &[PathBuf], lang: Lang, flags: &[&str]) -> PathBuf {
+    build_sources_linked(name, sources, lang, flags, static_link())
+}
+
+/// [`build_sources`] with the runtime linked statically or not.
+pub fn build_sources_linked(
+    name: &str,
+    sources: &[PathBuf],
+    lang: Lang,
+    flags: &[&str],
+    statically: bool,
+) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("c11check-programs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(name);
-    let rt = runtime_dir();
     let cc = if lang == Lang::Cxx {
         cxx_compiler()
     } else {
@@ -548,16 +576,12 @@ pub fn build_sources(name: &str, sources: &[PathBuf], lang: Lang, flags: &[&str]
         objects.push(obj);
     }
     steps.push(
-        Command::new(&cc)
-            .args(&objects)
-            .arg("-o")
-            .arg(&exe)
-            .arg(format!("-L{}", rt.display()))
-            .args(["-Wl,--no-as-needed", "-lc11check_rt"])
-            .arg(format!("-Wl,-rpath,{}", rt.display()))
-            .args(["-pthread", "-ldl"])
-            .output()
-            .unwrap(),
+        link_runtime_as(
+            Command::new(&cc).args(&objects).arg("-o").arg(&exe),
+            statically,
+        )
+        .output()
+        .unwrap(),
     );
     for out in steps {
         assert!(
