@@ -64,7 +64,13 @@ pub fn static_archive(dir: &Path) -> Result<PathBuf, String> {
         let object = part.join("c11check_rt.o");
         let ld = std::env::var_os("C11CHECK_LD").unwrap_or_else(|| "ld".into());
         let mut cmd = Command::new(&ld);
-        cmd.args(["-r", "--strip-debug", "--gc-sections"]);
+        // `--wrap`: the runtime's own copies go straight to glibc (as
+        // its build.rs has it for the shared library).
+        cmd.args(["-r", "--strip-debug", "--gc-sections"]).args([
+            "--wrap=memcpy",
+            "--wrap=memmove",
+            "--wrap=memset",
+        ]);
         for r in &roots {
             cmd.arg("-u").arg(r);
         }

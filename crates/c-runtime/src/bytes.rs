@@ -2,10 +2,14 @@
 //! calls: the program's calls are plain stores to the locations they
 //! overwrite ([`crate::memory::store_range`]).
 //!
-//! Every call of these names in the process lands here (the runtime's own
-//! too): calls from outside the program go to glibc's. The program's copies
-//! are `rep movsb`/`rep stosb` (a copy written in Rust would be compiled
-//! back into a call to `memcpy`).
+//! Every call of these names from the program and the other libraries
+//! lands here: calls from outside the program go to glibc's. The runtime's
+//! own calls (the compiler makes one of every copy of a slice) skip that
+//! test: the runtime is linked with `--wrap=memcpy` and the like (build.rs,
+//! and `ld -r` for the static archive), which makes them calls of
+//! `__wrap_memcpy`, a jump to glibc's (below). The program's copies are
+//! `rep movsb`/`rep stosb` (a copy written in Rust would be compiled back
+//! into a call to `memcpy`).
 
 use crate::memory;
 
@@ -145,3 +149,93 @@ extern "C" fn memset_impl(dst: *mut u8, c: i32, n: usize, pc: usize) -> *mut u8 
 with_pc!(memcpy(d: *mut u8, s: *const u8, n: usize) -> *mut u8, "rcx", memcpy_impl);
 with_pc!(memmove(d: *mut u8, s: *const u8, n: usize) -> *mut u8, "rcx", memmove_impl);
 with_pc!(memset(d: *mut u8, c: i32, n: usize) -> *mut u8, "rcx", memset_impl);
+
+// The runtime's own calls of memcpy, memmove and memset (renamed by the
+// linker's `--wrap`) jump through `c11check_own_mem`: at first to the
+// functions below, which look glibc's up and put them there. (glibc's
+// cannot be named by symbol version: the loader would take this library's
+// unversioned `memcpy` for `memcpy@GLIBC_2.14`.)
+std::arch::global_asm!(
+    ".pushsection .data.c11check_own_mem,\"aw\",@progbits",
+    ".p2align 3",
+    ".globl c11check_own_mem",
+    ".hidden c11check_own_mem",
+    "c11check_own_mem:",
+    ".quad {memcpy}",
+    ".quad {memmove}",
+    ".quad {memset}",
+    ".popsection",
+    ".globl __wrap_memcpy",
+    ".hidden __wrap_memcpy",
+    "__wrap_memcpy: jmp qword ptr [rip + c11check_own_mem]",
+    ".globl __wrap_memmove",
+    ".hidden __wrap_memmove",
+    "__wrap_memmove: jmp qword ptr [rip + c11check_own_mem + 8]",
+    ".globl __wrap_memset",
+    ".hidden __wrap_memset",
+    "__wrap_memset: jmp qword ptr [rip + c11check_own_mem + 16]",
+    memcpy = sym own_memcpy,
+    memmove = sym own_memmove,
+    memset = sym own_memset,
+);
+
+extern "C" {
+    /// Where the runtime's own memcpy, memmove and memset calls go.
+    static c11check_own_mem: [AtomicUsize; 3];
+}
+
+/// glibc's function `i` of [`LIBC`], put in `c11check_own_mem` for the
+/// runtime's later calls.
+fn own(i: usize, name: &std::ffi::CStr) -> Option<usize> {
+    let f = libc_fn(i, name)?;
+    // SAFETY: the table above, of atomics.
+    unsafe { c11check_own_mem[i].store(f, Relaxed) };
+    Some(f)
+}
+
+/// The runtime's first memcpy (and any made while glibc's is looked up).
+extern "C" fn own_memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+    match own(0, c"memcpy") {
+        // SAFETY: glibc's memcpy, with the caller's arguments.
+        Some(f) => unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) },
+        None => {
+            // SAFETY: the caller's non-overlapping ranges.
+            unsafe { copy_forward(dst, src, n) };
+            dst
+        }
+    }
+}
+
+/// The runtime's first memmove.
+extern "C" fn own_memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+    match own(1, c"memmove") {
+        // SAFETY: glibc's memmove, with the caller's arguments.
+        Some(f) => unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) },
+        None => {
+            // SAFETY: the caller's ranges; the direction avoids clobbering.
+            unsafe {
+                if (dst as usize) > (src as usize) && (dst as usize) < src as usize + n {
+                    copy_backward(dst, src, n)
+                } else {
+                    copy_forward(dst, src, n)
+                }
+            };
+            dst
+        }
+    }
+}
+
+/// The runtime's first memset.
+extern "C" fn own_memset(dst: *mut u8, c: i32, n: usize) -> *mut u8 {
+    match own(2, c"memset") {
+        // SAFETY: glibc's memset, with the caller's arguments.
+        Some(f) => unsafe { std::mem::transmute::<usize, SetFn>(f)(dst, c, n) },
+        None => {
+            // SAFETY: the caller's range.
+            unsafe {
+                std::arch::asm!("rep stosb", inout("rcx") n => _, inout("rdi") dst => _, in("al") c as u8, options(nostack, preserves_flags))
+            };
+            dst
+        }
+    }
+}

@@ -99,6 +99,10 @@ fn genmc_tests() -> PathBuf {
         })
 }
 
+/// A program to time: its path, arguments, and how to read its count of
+/// executions from its stderr.
+type Contender<'a> = (&'a Path, &'a [&'a str], &'a dyn Fn(&str) -> u64);
+
 /// One timed child run: (wall seconds, peak KiB, its stderr).
 fn timed(cmd: &Path, args: &[&str]) -> (f64, u64, String) {
     let out = Command::new("/usr/bin/time")
@@ -153,32 +157,27 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("c-vs-rust-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch directory");
     println!("{}", c11check_bench::machine());
-    println!("best of {runs} runs each; C built with `c11check cc -O1`\n");
-    println!("| program | executions | C: time, peak | Rust port: time, peak | C µs/execution | Rust µs/execution | C / Rust |");
+    println!("best of {runs} runs each, taken in turns; C built with `c11check cc -O1`, the runtime shared (`libc11check_rt.so`) or static (`--static-runtime`)\n");
+    println!("| program | executions | C shared: time, peak | C static: time, peak | Rust port: time, peak | µs/execution C shared, static, Rust | C / Rust: shared, static |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for &(name, test, variant, define) in PROGRAMS {
         let src = genmc_tests().join(test).join("variants").join(variant);
-        let exe = dir.join(name);
-        let built = Command::new(&c11check)
-            .args(["cc", "-O1", define])
-            .arg(&src)
-            .arg("-o")
-            .arg(&exe)
-            .status()
-            .expect("c11check cc");
-        assert!(built.success(), "building {}", src.display());
-        let best = |cmd: &Path, args: &[&str], count: &dyn Fn(&str) -> u64| {
-            let mut best: Option<(f64, u64, u64)> = None;
-            for _ in 0..runs {
-                let (secs, kib, err) = timed(cmd, args);
-                let n = count(&err);
-                if best.is_none_or(|b| secs < b.0) {
-                    best = Some((secs, kib, n));
-                }
-            }
-            best.expect("at least one run")
+        let build = |exe: &Path, extra: &[&str]| {
+            let built = Command::new(&c11check)
+                .arg("cc")
+                .args(extra)
+                .args(["-O1", define])
+                .arg(&src)
+                .arg("-o")
+                .arg(exe)
+                .status()
+                .expect("c11check cc");
+            assert!(built.success(), "building {}", src.display());
         };
-        let (c_secs, c_kib, c_n) = best(&exe, &[], &c_executions);
+        let shared = dir.join(name);
+        let statik = dir.join(format!("{name}-static"));
+        build(&shared, &[]);
+        build(&statik, &["--static-runtime"]);
         let rust_count = |err: &str| {
             err.lines()
                 .find_map(|l| l.strip_prefix("c-vs-rust-executions "))
@@ -186,15 +185,39 @@ fn main() {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or_else(|| panic!("no count in:\n{err}"))
         };
-        let (r_secs, r_kib, r_n) = best(&me, &["--child", name], &rust_count);
+        // (program, arguments, how to read its count): run in turns, so
+        // that a slow minute of a shared machine hits all three alike.
+        let child = ["--child", name];
+        let contenders: [Contender; 3] = [
+            (&shared, &[], &c_executions),
+            (&statik, &[], &c_executions),
+            (&me, &child, &rust_count),
+        ];
+        let mut best: [Option<(f64, u64, u64)>; 3] = [None; 3];
+        for _ in 0..runs {
+            for (i, (cmd, args, count)) in contenders.iter().enumerate() {
+                let (secs, kib, err) = timed(cmd, args);
+                let n = count(&err);
+                if best[i].is_none_or(|b| secs < b.0) {
+                    best[i] = Some((secs, kib, n));
+                }
+            }
+        }
+        let [(c_secs, c_kib, c_n), (s_secs, s_kib, s_n), (r_secs, r_kib, r_n)] =
+            best.map(|b| b.expect("at least one run"));
+        assert_eq!(c_n, s_n, "shared and static runtimes disagree on {name}");
         let per = |secs: f64, n: u64| secs * 1e6 / n.max(1) as f64;
+        let mb = |kib: u64| kib as f64 / 1024.0;
         println!(
-            "| `{name}` ({define}) | {c_n} (Rust: {r_n}) | {c_secs:.2} s, {:.0} MB | {r_secs:.2} s, {:.0} MB | {:.1} | {:.1} | {:.2} |",
-            c_kib as f64 / 1024.0,
-            r_kib as f64 / 1024.0,
+            "| `{name}` ({define}) | {c_n} (Rust: {r_n}) | {c_secs:.2} s, {:.0} MB | {s_secs:.2} s, {:.0} MB | {r_secs:.2} s, {:.0} MB | {:.1}, {:.1}, {:.1} | {:.2}, {:.2} |",
+            mb(c_kib),
+            mb(s_kib),
+            mb(r_kib),
             per(c_secs, c_n),
+            per(s_secs, s_n),
             per(r_secs, r_n),
-            per(c_secs, c_n) / per(r_secs, r_n)
+            per(c_secs, c_n) / per(r_secs, r_n),
+            per(s_secs, s_n) / per(r_secs, r_n)
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
