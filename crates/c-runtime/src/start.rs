@@ -256,9 +256,13 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                 let mut again = cfg.clone();
                 again.replay = Some(report.replay.clone());
                 again.strategy = Strategy::Exhaustive;
+                // With `--json`, stdout carries the verdict alone: the
+                // program's output goes to stderr with the report.
+                let saved = if json { stdout_to_stderr() } else { None };
                 let _ = run(body, &again);
                 // SAFETY: flushes C's stdio buffers.
                 unsafe { libc::fflush(std::ptr::null_mut()) };
+                restore_stdout(saved);
             }
             // The report, with the replay said the way a program takes it.
             let text = report.to_string();
@@ -315,6 +319,20 @@ fn silence_stdout() -> Option<c_int> {
         }
         libc::dup2(null, 1);
         libc::close(null);
+        Some(saved)
+    }
+}
+
+/// Points stdout at stderr until [`restore_stdout`]; the old stdout.
+fn stdout_to_stderr() -> Option<c_int> {
+    // SAFETY: plain descriptor calls.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        let saved = libc::dup(1);
+        if saved < 0 {
+            return None;
+        }
+        libc::dup2(2, 1);
         Some(saved)
     }
 }

@@ -255,12 +255,14 @@ fn json_verdicts_for_a_pass_and_a_bug() {
         r#"#include <pthread.h>
 #include <stdatomic.h>
 #include <assert.h>
+#include <stdio.h>
 atomic_int x;
 void *w(void *a) { atomic_store_explicit(&x, 1, memory_order_relaxed); return 0; }
 int main(int argc, char **argv) {
   pthread_t t; pthread_create(&t, 0, w, 0);
   int v = atomic_load_explicit(&x, memory_order_relaxed);
   pthread_join(t, 0);
+  printf("the program says v=%d\n", v);
   assert(argc == 1 || v == 0);
   return 0;
 }
@@ -273,6 +275,13 @@ int main(int argc, char **argv) {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        // Stdout holds the verdict alone; the replayed execution's own
+        // output goes to stderr, beside the report.
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+        if out.status.code() == Some(1) {
+            assert!(stderr.contains("the program says v=1"), "{stderr}");
+        }
         (
             out.status.code(),
             stdout.lines().last().unwrap_or("").to_string(),
