@@ -151,6 +151,12 @@ pub fn linked() -> Option<Linked> {
             );
             std::process::exit(2);
         }
+        if shared_library_loaded() {
+            eprintln!(
+                "c11check: this program has c11check's runtime twice: linked in, and as libc11check_rt.so (which a shared library built with `c11check cc -shared` needs); build the program with `c11check cc --shared-runtime` (or C11CHECK_STATIC_RUNTIME=0)"
+            );
+            std::process::exit(2);
+        }
         Some(Linked {
             text,
             data: [data, bss],
@@ -179,4 +185,26 @@ pub fn without(ranges: Vec<(usize, usize)>, holes: &[(usize, usize)]) -> Vec<(us
         out = kept;
     }
     out
+}
+
+/// Whether `libc11check_rt.so` is loaded in the process.
+fn shared_library_loaded() -> bool {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        found: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes a valid entry; `found` is our flag.
+        let (info, found) = unsafe { (&*info, &mut *(found as *mut bool)) };
+        if !info.dlpi_name.is_null() {
+            // SAFETY: a C string of the loader's.
+            let name = unsafe { std::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes();
+            *found |= name.ends_with(b"/libc11check_rt.so") || name == b"libc11check_rt.so";
+        }
+        0
+    }
+    let mut found = false;
+    // SAFETY: the callback only reads the loader's entries.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut found as *mut bool as *mut libc::c_void) };
+    found
 }

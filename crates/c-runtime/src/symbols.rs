@@ -190,6 +190,38 @@ pub fn describe(pc: usize) -> String {
     }
 }
 
+/// The executable's file, mapped read-only once for the run (its symbol
+/// table and debug information are read from it; mapped rather than read,
+/// only the pages looked at take memory).
+pub fn executable_image() -> Option<&'static [u8]> {
+    static IMAGE: std::sync::OnceLock<Option<&'static [u8]>> = std::sync::OnceLock::new();
+    *IMAGE.get_or_init(|| {
+        let file = std::fs::File::open("/proc/self/exe").ok()?;
+        let len = file.metadata().ok()?.len() as usize;
+        if len == 0 {
+            return None;
+        }
+        use std::os::fd::AsRawFd;
+        // SAFETY: a private read-only mapping of a file we opened; the
+        // executable is not written while it runs.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        // SAFETY: the mapping above, kept for the rest of the process.
+        Some(unsafe { std::slice::from_raw_parts(p as *const u8, len) })
+    })
+}
+
 /// The executable's data objects (globals, statics): (start, size, name),
 /// at their run-time addresses, sorted; read on first use.
 static DATA: std::sync::OnceLock<Vec<(usize, usize, &'static str)>> = std::sync::OnceLock::new();
@@ -197,10 +229,10 @@ static DATA: std::sync::OnceLock<Vec<(usize, usize, &'static str)>> = std::sync:
 fn data_objects() -> &'static [(usize, usize, &'static str)] {
     DATA.get_or_init(|| {
         use object::{Object, ObjectSymbol, SymbolKind};
-        let Some(bytes) = std::fs::read("/proc/self/exe").ok() else {
+        let Some(bytes) = executable_image() else {
             return Vec::new();
         };
-        let Ok(file) = object::File::parse(&*bytes) else {
+        let Ok(file) = object::File::parse(bytes) else {
             return Vec::new();
         };
         let bias = BIAS.load(Relaxed);

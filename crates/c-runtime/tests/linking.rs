@@ -145,3 +145,57 @@ fn cargos_static_library_linked_as_it_is_is_refused_with_a_clear_error() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("c11check static-runtime"), "{err}");
 }
+
+#[test]
+fn the_runtime_twice_static_and_shared_is_refused_with_a_clear_error() {
+    // An instrumented shared library needs `libc11check_rt.so`; a program
+    // that also has the runtime linked in would run two of them.
+    let dir = std::env::temp_dir().join(format!("c11check-linking-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cc = common::compiler();
+    let lib_src = dir.join("twice_lib.c");
+    std::fs::write(
+        &lib_src,
+        "int shared_counter;\nvoid bump(void) { shared_counter++; }\n",
+    )
+    .unwrap();
+    let lib = dir.join("libtwice.so");
+    let o = common::link_runtime_as(
+        Command::new(&cc)
+            .args(["-fsanitize=thread", "-g", "-fPIC", "-shared"])
+            .arg(&lib_src)
+            .arg("-o")
+            .arg(&lib),
+        false,
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let src = dir.join("twice.c");
+    std::fs::write(&src, "void bump(void);\nint main() { bump(); return 0; }\n").unwrap();
+    let obj = dir.join("twice.o");
+    let o = Command::new(&cc)
+        .args(["-fsanitize=thread", "-g", "-c"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let exe = dir.join("twice");
+    let o = common::link_runtime_as(
+        Command::new(&cc)
+            .arg(&obj)
+            .arg(&lib)
+            .arg(format!("-Wl,-rpath,{}", dir.display()))
+            .arg("-o")
+            .arg(&exe),
+        true,
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--shared-runtime"), "{err}");
+}

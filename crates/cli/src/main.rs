@@ -31,8 +31,10 @@ enum Command {
     /// `-fsanitize=thread -g` and c11check's headers (`genmc.h`), and links
     /// c11check's runtime. `--cdschecker` first: CDSChecker's headers
     /// (`threads.h` with `user_main`, `model-assert.h`, `librace.h`);
-    /// `--static-runtime` first (or `C11CHECK_STATIC_RUNTIME=1`): link the
-    /// runtime statically instead of `libc11check_rt.so`.
+    /// The runtime is linked statically (faster), except into a shared
+    /// library; `--shared-runtime` first (or `C11CHECK_STATIC_RUNTIME=0`)
+    /// links `libc11check_rt.so` instead (needed when the program loads
+    /// shared libraries built with `c11check cc -shared`).
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -112,13 +112,17 @@ fn cc_links_the_runtime_shared_or_static_and_run_checks_the_program() {
          pthread_join(t, 0); return 0; }\n",
     )
     .unwrap();
-    for (how, flag) in [("shared", None), ("static", Some("--static-runtime"))] {
+    // Static by default (the runtime inside makes a program of megabytes);
+    // `--shared-runtime`: `libc11check_rt.so`.
+    for (how, flag) in [("static", None), ("shared", Some("--shared-runtime"))] {
         let exe = dir.join(format!("mp_{how}"));
         let mut args = vec!["cc"];
         args.extend(flag);
         args.extend([src.to_str().unwrap(), "-o", exe.to_str().unwrap()]);
         let (code, _, err) = c11check(&args);
         assert_eq!(code, 0, "{how}: {err}");
+        let size = std::fs::metadata(&exe).unwrap().len();
+        assert_eq!(size > 1 << 20, how == "static", "{how}: {size} bytes");
         let (code, _, err) = c11check(&["run", "--", exe.to_str().unwrap()]);
         assert_eq!(code, 1, "{how}: {err}");
         assert!(err.contains("data race on data:"), "{how}: {err}");

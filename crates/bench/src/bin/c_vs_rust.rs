@@ -157,7 +157,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("c-vs-rust-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch directory");
     println!("{}", c11check_bench::machine());
-    println!("best of {runs} runs each, taken in turns; C built with `c11check cc -O1`, the runtime shared (`libc11check_rt.so`) or static (`--static-runtime`)\n");
+    println!("best of {runs} runs each, taken in turns; C built with `c11check cc -O1`, the runtime static (the default) or shared (`--shared-runtime`)\n");
     println!("| program | executions | C shared: time, peak | C static: time, peak | Rust port: time, peak | µs/execution C shared, static, Rust | C / Rust: shared, static |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for &(name, test, variant, define) in PROGRAMS {
@@ -176,8 +176,8 @@ fn main() {
         };
         let shared = dir.join(name);
         let statik = dir.join(format!("{name}-static"));
-        build(&shared, &[]);
-        build(&statik, &["--static-runtime"]);
+        build(&shared, &["--shared-runtime"]);
+        build(&statik, &[]);
         let rust_count = |err: &str| {
             err.lines()
                 .find_map(|l| l.strip_prefix("c-vs-rust-executions "))

@@ -52,10 +52,10 @@ pub fn runtime_dir() -> PathBuf {
         })
 }
 
-/// Whether the tests link the runtime statically (`C11CHECK_TEST_LINK=static`)
-/// rather than as `libc11check_rt.so`.
+/// Whether the tests link the runtime statically, as `c11check cc` does,
+/// or as `libc11check_rt.so` (`C11CHECK_TEST_LINK=shared`).
 pub fn static_link() -> bool {
-    std::env::var("C11CHECK_TEST_LINK").is_ok_and(|v| v == "static")
+    std::env::var("C11CHECK_TEST_LINK").map_or(true, |v| v != "shared")
 }
 
 /// Adds the runtime to a link command: the shared library, or with
