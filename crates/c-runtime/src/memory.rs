@@ -115,6 +115,9 @@ struct ThreadState {
     /// Whether its last request was a spin hint of the program's
     /// (`sched_yield`, a sleep), with no operation since.
     just_spun: bool,
+    /// Where its last yield or sleep was called from, and its caller's
+    /// kept state then (see [`program_spin_hint`]).
+    last_yield: Option<(usize, u64)>,
 }
 
 impl ThreadState {
@@ -131,6 +134,7 @@ impl ThreadState {
             },
             internal: false,
             just_spun: false,
+            last_yield: None,
         }
     }
 }
@@ -159,6 +163,8 @@ fn with_thread<R>(t: usize, f: impl FnOnce(&mut ThreadState) -> R) -> R {
 fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
     tr.count += 1;
     let now = tr.count;
+    // A head found just now has no turn before this one to compare with.
+    let mut first = false;
     let turn = match tr.head {
         Some((h, _)) if h == pc => {
             tr.head = Some((h, now));
@@ -174,6 +180,7 @@ fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
             if tr.recent.contains(&pc) {
                 tr.head = Some((pc, now));
                 tr.turns = 0;
+                first = true;
                 true
             } else {
                 false
@@ -196,8 +203,10 @@ fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
         return Turn::OverBound;
     }
     // A turn that changed what the loop keeps in registers or in its
-    // frame is progress (a bounded loop counting), not a wait.
-    if std::mem::replace(&mut tr.head_state, state) == state {
+    // frame is progress (a bounded loop counting), not a wait. (Compared
+    // with another loop's last turn, a first turn could look like a wait
+    // by chance, or by bytes of its frame the program never wrote.)
+    if std::mem::replace(&mut tr.head_state, state) == state && !first {
         Turn::MayWait
     } else {
         Turn::Progress
@@ -230,13 +239,29 @@ fn set_internal(t: usize, on: bool) -> bool {
 /// The program's own hint that it waits (`sched_yield`, a sleep): a
 /// place where a spinning turn may be cut. The loop tracker's hint at the
 /// next operation is left out then: two hints with nothing between would
-/// make an empty turn.
-pub fn program_spin_hint(site: Site) {
+/// make an empty turn. A yield whose caller changed what it keeps since
+/// its last yield from the same place is not a hint: the loop counts
+/// (`for (i = 0; i < 3; i++) { load; sched_yield(); }`), and cut as a
+/// wait, what follows it would never run. `kept`: the caller's kept state
+/// when the program called (`crate::caller_state()` read at the entry
+/// point, before anything could switch threads); `None` for a wait the
+/// runtime makes in a loop of its own (a futex wait), always a hint.
+pub fn program_spin_hint(site: Site, kept: Option<u64>) {
+    let t = crate::tls::current_thread() as usize;
+    let counting = match (site, kept) {
+        (Site::Pc(pc), Some(state)) => with_thread(t, |s| {
+            s.last_yield
+                .replace((pc, state))
+                .is_some_and(|(p, kept)| p == pc && kept != state)
+        }),
+        _ => false,
+    };
     flush_pending();
+    if counting {
+        return;
+    }
     c11check_runtime::spin_hint(site);
-    with_thread(crate::tls::current_thread() as usize, |s| {
-        s.just_spun = true
-    });
+    with_thread(t, |s| s.just_spun = true);
 }
 
 /// Runs `f`, whose operations belong to one library call at one site.
@@ -649,6 +674,11 @@ fn plain_read_as(addr: usize, size: usize, uninit: bool, site: Site) {
         },
         site,
     );
+    // Memory as it is now: other threads may have run while the read was
+    // decided, and their accesses wrote memory (the value read above is
+    // stale then).
+    // SAFETY: as above.
+    let now = unsafe { read_mem(addr, size) };
     if trust_memory {
         e.set_shadow(now);
         return;
