@@ -26,10 +26,11 @@
 /// register after the function's own arguments (all integers or pointers).
 ///
 /// Before that it leaves in [`CALLER_STATE`] a hash of the caller's
-/// callee-saved registers and of the words just above the return address:
-/// what a loop keeps across the call (a counter, a running sum). A loop
-/// turn is taken for a wait only if that state is the same as the turn
-/// before's (see `memory::loop_turn`). `rax` is free to use: it is neither
+/// callee-saved registers and of the caller's frame (up to its frame
+/// pointer, else the words just above the return address): what a loop
+/// keeps across the call (a counter, a running sum). A loop turn is taken
+/// for a wait only if that state is the same as the turn before's (see
+/// `memory::loop_turn`). `rax`, `r10` and `r11` are free to use: they are neither
 /// an argument nor preserved.
 macro_rules! with_pc {
     ($name:ident ( $($a:ident : $t:ty),* ) $(-> $r:ty)?, $reg:literal, $imp:path) => {
@@ -72,14 +73,24 @@ macro_rules! caller_state_asm {
             "xor rax, r14\n",
             "rol rax, 11\n",
             "xor rax, r15\n",
+            // The caller's frame: up to its frame pointer when `rbp` is
+            // one (-O0 keeps every local there, a loop's counter among
+            // them), else its lowest 32 bytes.
+            "lea r10, [rsp + 8]\n",
+            "mov r11, rbp\n",
+            "sub r11, r10\n",
+            "cmp r11, 1024\n",
+            "jbe 2f\n",
+            "mov r11, 32\n",
+            "2:\n",
+            "cmp r11, 8\n",
+            "jb 3f\n",
             "rol rax, 11\n",
-            "xor rax, [rsp + 8]\n",
-            "rol rax, 11\n",
-            "xor rax, [rsp + 16]\n",
-            "rol rax, 11\n",
-            "xor rax, [rsp + 24]\n",
-            "rol rax, 11\n",
-            "xor rax, [rsp + 32]\n",
+            "xor rax, [r10]\n",
+            "add r10, 8\n",
+            "sub r11, 8\n",
+            "jmp 2b\n",
+            "3:\n",
             "mov qword ptr [rip + {state}], rax",
         )
     };

@@ -398,8 +398,9 @@ with_pc!(pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", un
 // ---- yielding, sleeping ---------------------------------------------------------
 
 extern "C" fn yield_impl(pc: usize) -> c_int {
+    let kept = crate::caller_state();
     if modelled() {
-        memory::program_spin_hint(memory::site(pc));
+        memory::program_spin_hint(memory::site(pc), Some(kept));
     }
     0
 }
@@ -521,8 +522,9 @@ pub extern "C" fn __VERIFIER_loop_begin() {}
 pub extern "C" fn __VERIFIER_spin_start() {}
 
 extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
+    let kept = crate::caller_state();
     if modelled() && cond == 0 {
-        memory::program_spin_hint(memory::site(pc));
+        memory::program_spin_hint(memory::site(pc), Some(kept));
     }
 }
 with_pc!(__VERIFIER_spin_end(c: c_int), "rsi", spin_end_impl);

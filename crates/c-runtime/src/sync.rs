@@ -624,15 +624,15 @@ with_pc!(pthread_mutex_clocklock(m: *mut libc::pthread_mutex_t, c: libc::clockid
 
 /// Time does not pass in the model: a sleep is a yield (a loop that sleeps
 /// until something changes is a wait).
-pub(crate) fn sleep_now(site: Site) {
-    memory::program_spin_hint(site);
+pub(crate) fn sleep_now(site: Site, kept: Option<u64>) {
+    memory::program_spin_hint(site, kept);
 }
 
 extern "C" fn usleep_impl(us: libc::useconds_t, pc: usize) -> c_int {
     if !crate::memory::program_call(pc) {
         passed_on!(c"usleep"; fn(libc::useconds_t) -> c_int, us);
     }
-    sleep_now(memory::site(pc));
+    sleep_now(memory::site(pc), Some(crate::caller_state()));
     0
 }
 with_pc!(usleep(us: libc::useconds_t) -> c_int, "rsi", usleep_impl);
@@ -641,7 +641,7 @@ extern "C" fn sleep_impl(s: u32, pc: usize) -> u32 {
     if !crate::memory::program_call(pc) {
         passed_on!(c"sleep"; fn(u32) -> u32, s);
     }
-    sleep_now(memory::site(pc));
+    sleep_now(memory::site(pc), Some(crate::caller_state()));
     0
 }
 with_pc!(sleep(s: u32) -> u32, "rsi", sleep_impl);
@@ -654,7 +654,7 @@ extern "C" fn nanosleep_impl(
     if !crate::memory::program_call(pc) {
         passed_on!(c"nanosleep"; fn(*const libc::timespec, *mut libc::timespec) -> c_int, t, rem);
     }
-    sleep_now(memory::site(pc));
+    sleep_now(memory::site(pc), Some(crate::caller_state()));
     0
 }
 with_pc!(nanosleep(t: *const libc::timespec, rem: *mut libc::timespec) -> c_int, "rdx", nanosleep_impl);
@@ -669,7 +669,7 @@ extern "C" fn clock_nanosleep_impl(
     if !crate::memory::program_call(pc) {
         passed_on!(c"clock_nanosleep"; fn(libc::clockid_t, c_int, *const libc::timespec, *mut libc::timespec) -> c_int, c, flags, t, rem);
     }
-    sleep_now(memory::site(pc));
+    sleep_now(memory::site(pc), Some(crate::caller_state()));
     0
 }
 with_pc!(clock_nanosleep(c: libc::clockid_t, f: c_int, t: *const libc::timespec, rem: *mut libc::timespec) -> c_int, "r8", clock_nanosleep_impl);
@@ -719,7 +719,7 @@ pub unsafe extern "C" fn syscall(
 /// Waits until the futex word at `addr` holds another value than `val`.
 fn futex_wait(addr: usize, val: u32, site: Site) {
     while memory::load(addr, 4, 0, site) as u32 == val {
-        memory::program_spin_hint(site);
+        memory::program_spin_hint(site, None);
     }
 }
 
@@ -742,7 +742,7 @@ extern "C" fn syscall_impl(
                 return 0;
             }
             libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
-                sleep_now(site);
+                sleep_now(site, None);
                 return 0;
             }
             libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {

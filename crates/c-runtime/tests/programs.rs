@@ -208,6 +208,52 @@ int main() {
 }
 
 #[test]
+fn a_counting_loop_that_yields_runs_to_its_end_and_a_yielding_wait_is_cut() {
+    // `counter` re-reads the same value each turn and yields, but counts
+    // its turns: cut as a wait, its store after the loop would never run
+    // and main's assertion never be checked. `waiter` yields until the
+    // flag is set: a wait, cut when the flag is not set.
+    let src = r#"#include <pthread.h>
+#include <sched.h>
+#include <assert.h>
+#include <stdatomic.h>
+atomic_int x, done, flag;
+void *counter(void *a) {
+  for (int i = 0; i < 3; i++) {
+    (void)atomic_load_explicit(&x, memory_order_relaxed);
+    sched_yield();
+  }
+  atomic_store_explicit(&done, 1, memory_order_relaxed);
+  return 0;
+}
+void *waiter(void *a) {
+  while (!atomic_load_explicit(&flag, memory_order_acquire)) sched_yield();
+  return 0;
+}
+int main() {
+  pthread_t c, w;
+  pthread_create(&c, 0, counter, 0);
+  pthread_create(&w, 0, waiter, 0);
+  pthread_join(c, 0);
+  assert(atomic_load(&done) == 1);
+  atomic_store_explicit(&flag, 1, memory_order_release);
+  pthread_join(w, 0);
+  return 0;
+}
+"#;
+    for opt in ["-O0", "-O1"] {
+        let exe = common::build_with(&format!("yield_count{opt}"), src, common::Lang::C, &[opt]);
+        let (code, err) = run(&exe, &[]);
+        assert_eq!(code, 0, "{opt}: {err}");
+        // Main's assertion is reached only after the counting loop ends.
+        // The waiter sees the flag at once, or waits and sees it when main
+        // sets it; the endless wait (reading 0 forever) is cut, blocked.
+        assert_eq!(executions(&err), 2, "{opt}: {err}");
+        assert!(err.contains("(1 blocked)"), "{opt}: {err}");
+    }
+}
+
+#[test]
 fn barriers_order_every_arrival_before_every_departure() {
     let exe = build(
         "barrier",
