@@ -646,3 +646,45 @@ int main() {
     );
     assert!(err.contains("  ns::ring.nodes[1].flag: an atomic"), "{err}");
 }
+
+#[test]
+fn a_thread_that_hangs_outside_the_model_is_named_by_the_watchdog() {
+    // After its store, thread 1 loops where nothing is instrumented: the
+    // runtime never hears from it again, and says so.
+    let exe = build(
+        "hang",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int x;
+void *spin(void *a) {
+  atomic_store_explicit(&x, 1, memory_order_relaxed);
+  for (;;) { }
+  return 0;
+}
+int main() { pthread_t t; pthread_create(&t, 0, spin, 0); pthread_join(t, 0); return 0; }
+"#,
+    );
+    let mut child = Command::new(&exe)
+        .env("C11CHECK_WATCHDOG_SECS", "1")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut { stderr }, &mut s);
+        s
+    });
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = reader.join().unwrap();
+    assert!(
+        err.contains(
+            "c11check: no progress for 1 s: modelled thread 1 is running, after its operation at "
+        ),
+        "{err}"
+    );
+    assert!(err.contains("hang.c:5:"), "{err}");
+    assert!(err.contains("Build that code with `c11check cc`"), "{err}");
+}

@@ -47,13 +47,21 @@ pub(crate) fn at(t: u32, site: crate::Site) {
     }
 }
 
-/// How long a run may stand still before the watchdog speaks.
-const QUIET: Duration = Duration::from_secs(10);
+/// How long a run may stand still before the watchdog speaks: 10 s, or
+/// `C11CHECK_WATCHDOG_SECS`.
+fn quiet() -> Duration {
+    std::env::var("C11CHECK_WATCHDOG_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .map_or(Duration::from_secs(10), Duration::from_secs)
+}
 
 /// Watches a run until the returned guard is dropped: if no operation
-/// happens for [`QUIET`], says once on stderr which thread is stuck where,
+/// happens for [`quiet`], says once on stderr which thread is stuck where,
 /// and what usually causes it.
 pub(crate) fn watch() -> Guard {
+    let quiet = quiet();
     let done = Arc::new(AtomicBool::new(false));
     let d2 = done.clone();
     let spawned = std::thread::Builder::new()
@@ -71,8 +79,8 @@ pub(crate) fn watch() -> Guard {
                     continue;
                 }
                 still += tick;
-                if still == QUIET {
-                    eprintln!("{}", stuck_message());
+                if still >= quiet && still < quiet + tick {
+                    eprintln!("{}", stuck_message(quiet));
                 }
             }
         });
@@ -82,12 +90,12 @@ pub(crate) fn watch() -> Guard {
     }
 }
 
-fn stuck_message() -> String {
+fn stuck_message(quiet: Duration) -> String {
     if !IN_FIBER.load(Relaxed) {
         return format!(
             "c11check: no progress for {} s: c11check itself is computing (the consistency of a large execution, or the next one to explore), not the program. \
 The run goes on; a time budget takes effect once this step ends.",
-            QUIET.as_secs()
+            quiet.as_secs()
         );
     }
     let t = THREAD.load(Relaxed);
@@ -100,10 +108,16 @@ The run goes on; a time budget takes effect once this step ends.",
             pc => format!(", after its operation at {}", crate::Site::Pc(pc)),
         },
     };
+    // A compiled program's operations are known by address, a Rust test's
+    // by source location: the advice differs.
+    let advice = if site.is_null() && PC.load(Relaxed) != 0 {
+        "If it waits on something c11check does not see, the program hangs: all modelled threads share one OS thread, so a wait in code not built with `c11check cc` (a spin loop in an uninstrumented library, a lock or system call c11check does not intercept) that needs another modelled thread to move never ends. Build that code with `c11check cc`, or wait with atomics, pthread or C11 calls. (If the thread is just computing, ignore this.)"
+    } else {
+        "If it waits on something c11check does not model, the test hangs: all modelled threads share one OS thread, so a `std::sync::Mutex` (or `RwLock`, `Condvar`, channel) held across a c11check operation, or a blocking call that waits for another modelled thread, never returns. Use `c11check::sync` types there. (If the thread is just computing, ignore this.)"
+    };
     format!(
-        "c11check: no progress for {} s: modelled thread {t} is running{at} and has not reached its next c11check operation. \
-If it waits on something c11check does not model, the test hangs: all modelled threads share one OS thread, so a `std::sync::Mutex` (or `RwLock`, `Condvar`, channel) held across a c11check operation, or a blocking call that waits for another modelled thread, never returns. Use `c11check::sync` types there. (If the thread is just computing, ignore this.)",
-        QUIET.as_secs()
+        "c11check: no progress for {} s: modelled thread {t} is running{at} and has not reached its next c11check operation. {advice}",
+        quiet.as_secs()
     )
 }
 
