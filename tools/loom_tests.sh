@@ -18,7 +18,7 @@ src="$(cargo metadata --format-version 1 --all-features 2>/dev/null | python3 -c
 import json, sys
 m = json.load(sys.stdin)
 for p in m["packages"]:
-    if p["name"] == "loom" and p["version"] == "0.7.2":
+    if p["name"] == "loom" and p["version"] == "0.7.2" and p["source"] is not None:
         import os; print(os.path.dirname(p["manifest_path"]))
 ')"
 if [ -z "$src" ] || [ ! -d "$src/tests" ]; then
@@ -40,7 +40,7 @@ publish = false
 [workspace]
 
 [dev-dependencies]
-loom = { package = "c11check-loom", path = "$root/crates/loom", features = ["futures"] }
+loom = { path = "$root/crates/loom", features = ["futures"] }
 futures-util = "0.3"
 
 [profile.test]

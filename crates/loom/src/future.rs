@@ -31,9 +31,14 @@ pub fn block_on<F: Future>(f: F) -> F::Output {
         if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
             return v;
         }
-        while !flag.0.swap(false, Ordering::Acquire) {
+        // A wait that only reads (a turn that read nothing new is cut),
+        // then the wake-up taken by a swap: a wake-up after it sets the
+        // flag again, and the swap reads the latest one, so the next poll
+        // sees what its waker published.
+        while !flag.0.load(Ordering::Acquire) {
             c11check::thread::yield_now();
         }
+        flag.0.swap(false, Ordering::Acquire);
     }
 }
 

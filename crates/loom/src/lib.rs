@@ -1,11 +1,11 @@
 //! loom 0.7's public API, implemented with c11check.
 //!
-//! Depend on it under loom's name and a project's loom tests run under
-//! c11check unchanged:
+//! Patch loom with it and a project's loom tests run under c11check
+//! unchanged, in every crate of the dependency graph that uses loom:
 //!
 //! ```toml
-//! [dev-dependencies]
-//! loom = { package = "c11check-loom", path = "..." }
+//! [patch.crates-io]
+//! loom = { path = ".../c11check/crates/loom" }
 //! ```
 //!
 //! Differences from loom, all in the direction of the C/C++ model: SeqCst is
