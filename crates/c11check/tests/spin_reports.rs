@@ -109,3 +109,30 @@ fn a_loop_that_writes_runs_into_the_bound_as_a_livelock() {
     );
     assert!(text.lines().count() < 25, "{text}");
 }
+
+#[test]
+fn a_wait_loop_that_swaps_is_cut_as_one_that_loads() {
+    // `while !flag.swap(false, Acquire) { yield_now() }`: an idle turn
+    // writes back the `false` it found, which changes nothing; cut as a
+    // wait, exploration ends (each execution would otherwise run to the
+    // step bound) and no livelock is reported, in both engines.
+    let body = || {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let t = thread::spawn(move || f2.store(true, Ordering::Release));
+        while !flag.swap(false, Ordering::Acquire) {
+            thread::yield_now();
+        }
+        t.join().unwrap();
+    };
+    let s = Builder::new()
+        .explore(body)
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!((s.stats.executions, s.blocked), (2, 1));
+    let s = Builder::new()
+        .random(200)
+        .seed(3)
+        .explore(body)
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!(s.stats.executions, 200);
+}

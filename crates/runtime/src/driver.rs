@@ -368,11 +368,16 @@ impl FiberDriver {
         // same fence after the same reads adds nothing new. So may plain
         // stores of the same values (a C loop resetting a local whose
         // address it passes to a compare-exchange: `r = 0`).
+        // So may read-modify-writes that wrote back what they read (a swap
+        // of `false` that found `false`, a compare-exchange of a value for
+        // itself): each such turn reads the one the turn before made.
         (0..b - a).all(|i| {
             let e1 = g.event(EventId::new(t, a + i));
             let e2 = g.event(EventId::new(t, b + i));
+            let unchanged_rmw = e1.is_rmw() && e1.written_value() == Some(e1.read_val);
             let quiet = matches!(e1.action, Action::Fence { .. })
                 || (e1.is_read() && !e1.is_write())
+                || unchanged_rmw
                 || matches!(
                     e1.action,
                     Action::Store {
@@ -386,7 +391,10 @@ impl FiberDriver {
                 || matches!((e1.rf, e2.rf), (Some(r1), Some(r2))
                     if r1.thread == t && r2.thread == t
                         && (a..b).contains(&r1.index)
-                        && r2.index == r1.index + (b - a));
+                        && r2.index == r1.index + (b - a))
+                || (unchanged_rmw
+                    && e2.rf == Some(EventId::new(t, a + i))
+                    && e2.read_val == e1.read_val);
             quiet && e1.action == e2.action && same_rf && e1.spurious_fail == e2.spurious_fail
         })
     }

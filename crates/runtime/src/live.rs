@@ -609,10 +609,11 @@ impl<'a> Execution<'a> {
         let tid = t as u32;
         self.threads[t].turn_ops = true;
         let (mut seq, mut read_from) = (None, None);
-        // A compare-exchange that fails is a load (judged below).
+        // A compare-exchange that fails is a load, and a read-modify-write
+        // that writes back what it read changes nothing (judged below).
         if !matches!(
             action,
-            Action::Load { .. } | Action::Fence { .. } | Action::Cas { .. }
+            Action::Load { .. } | Action::Fence { .. } | Action::Cas { .. } | Action::Rmw { .. }
         ) {
             self.threads[t].turn_clean = false;
         }
@@ -674,18 +675,27 @@ impl<'a> Execution<'a> {
                 // reads the same next turn while no store comes (and does
                 // the same if it expects the same, see `turn_cas`); one that
                 // may have failed spuriously may succeed then.
+                // A swap of `false` that found `false`: the next turn's
+                // reads what this one wrote, the same value.
+                let changed = match action {
+                    Action::Rmw { .. } | Action::Cas { .. } => {
+                        p.written.is_some_and(|w| w != p.val)
+                    }
+                    _ => p.written.is_some(),
+                };
                 let may_change = match action {
                     Action::Cas { weak, expected, .. } => {
                         let th = &mut self.threads[t];
                         th.turn_cas = mix(th.turn_cas ^ mix(expected as u64) ^ p.val as u64);
-                        p.written.is_some() || weak && spurious
+                        changed || weak && spurious
                     }
+                    Action::Rmw { .. } => changed,
                     _ => false,
                 };
                 if most > 1 || may_change {
                     self.threads[t].turn_clean = false;
                 }
-                if p.written.is_some() {
+                if changed {
                     self.progress += 1;
                 }
                 seq = Some(self.mem.last_seq(tid));

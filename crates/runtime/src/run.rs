@@ -139,6 +139,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         judge: visitor,
         every: Duration::from_secs(if cfg.progress { 1 } else { 10 }),
         last: Duration::ZERO,
+        printed: false,
     };
     let result = match &cfg.replay {
         Some(s) => replay(&mut driver, s, cfg.model, &mut visitor.judge).map(|stats| Summary {
@@ -201,12 +202,15 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
 }
 
 /// The run's visitor: `judge` looks at each execution; a progress line
-/// goes to stderr every 10 s (every second with `RunConfig::progress`),
-/// from inside a long execution too, so that no run is silent.
+/// goes to stderr after 2 s, then every 10 s (every second with
+/// `RunConfig::progress`), from inside a long execution too, so that no
+/// run is silent for long.
 struct ProgressVisitor<F> {
     judge: F,
     every: Duration,
     last: Duration,
+    /// Whether a line was printed yet (the first comes sooner).
+    printed: bool,
 }
 
 impl<F: FnMut(&Execution<'_>) -> bool> c11check_explore::Visitor for ProgressVisitor<F> {
@@ -215,8 +219,14 @@ impl<F: FnMut(&Execution<'_>) -> bool> c11check_explore::Visitor for ProgressVis
     }
     fn progress(&mut self, stats: &Stats) {
         crate::watchdog::beat();
-        if stats.elapsed - self.last >= self.every {
+        let every = if self.printed {
+            self.every
+        } else {
+            self.every.min(Duration::from_secs(2))
+        };
+        if stats.elapsed - self.last >= every {
             self.last = stats.elapsed;
+            self.printed = true;
             let n = stats.executions + stats.blocked;
             eprintln!(
                 "c11check: {n} executions explored in {:.1}s ({:.0}/s), execution {} running",
@@ -577,6 +587,16 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                                 ..
                             }
                     ) {
+                        continue;
+                    }
+                    // A read-modify-write that wrote back what it read (a
+                    // swap of `false` that found `false`): the next turn's
+                    // reads its write, unless another write comes after
+                    // it in modification order.
+                    if e.is_rmw() && e.written_value() == Some(e.read_val) {
+                        if !can_stay_last(EventId::new(t, i)) {
+                            return None;
+                        }
                         continue;
                     }
                     if !e.is_read() || e.is_write() {
