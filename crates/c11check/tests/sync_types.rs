@@ -642,3 +642,54 @@ fn rwlock_try_fails_only_while_held() {
         BTreeSet::from([(true, true), (true, false), (false, true), (false, false)])
     );
 }
+
+#[test]
+fn arc_raw_pointers_give_up_and_take_back_shares() {
+    use c11check::sync::Arc;
+    // std's raw-pointer API (event-listener's loom tests use it): shares
+    // given up by `into_raw` and the strong-count functions are modelled
+    // reference-count updates, so the value is dropped exactly once, by
+    // the last owner, after every other owner's uses, and none leaks.
+    let dropped = std::sync::Arc::new(AtomicUsizeStd::new(0));
+    let d2 = dropped.clone();
+    let summary = Builder::new()
+        .explore(move || {
+            struct Counted(std::sync::Arc<AtomicUsizeStd>, u32);
+            impl Drop for Counted {
+                fn drop(&mut self) {
+                    self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            let a = Arc::new(Counted(d2.clone(), 7));
+            let p = Arc::into_raw(a.clone());
+            // SAFETY: `p` came from `into_raw` and stands for one share.
+            unsafe { Arc::increment_strong_count(p) };
+            assert_eq!(Arc::strong_count(&a), 3);
+            let p = p as usize;
+            let t = thread::spawn(move || {
+                // SAFETY: one of the two shares `p` stands for.
+                let b = unsafe { Arc::from_raw(p as *const Counted) };
+                assert_eq!(b.1, 7);
+            });
+            // SAFETY: the other share.
+            unsafe { Arc::decrement_strong_count(p as *const Counted) };
+            t.join().unwrap();
+            assert_eq!(Arc::strong_count(&a), 1);
+            drop(a);
+            let pinned = Arc::pin(5u32);
+            assert_eq!(*pinned, 5);
+            let f: Arc<u8> = Arc::from(7u8);
+            assert_eq!(*f.as_ref(), 7);
+            assert_eq!(*std::borrow::Borrow::<u8>::borrow(&f), 7);
+            assert_eq!(*Arc::from_std(std::sync::Arc::new(9u8)), 9);
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert!(summary.stats.executions >= 1);
+    // Once per execution.
+    assert_eq!(
+        dropped.load(std::sync::atomic::Ordering::Relaxed) as u64,
+        summary.stats.executions + summary.blocked
+    );
+}
+
+use std::sync::atomic::AtomicUsize as AtomicUsizeStd;

@@ -15,6 +15,9 @@ use std::cell::UnsafeCell;
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 
+/// `repr(C)`: the value's offset is known from its alignment alone, so
+/// that [`Arc::from_raw`] finds the block from a pointer to the value.
+#[repr(C)]
 struct Inner<T: ?Sized> {
     strong: Word,
     value: UnsafeCell<ManuallyDrop<T>>,
@@ -93,6 +96,25 @@ impl<T> Arc<T> {
     pub fn into_inner(this: Self) -> Option<T> {
         Arc::try_unwrap(this).ok()
     }
+    /// A new pinned shared value.
+    #[track_caller]
+    pub fn pin(value: T) -> std::pin::Pin<Arc<T>> {
+        // SAFETY: the value is never moved out of its shared block while
+        // an `Arc` to it lives (as std's `Arc::pin`).
+        unsafe { std::pin::Pin::new_unchecked(Arc::new(value)) }
+    }
+    /// loom's `Arc::from_std`: the value of a `std::sync::Arc` that has no
+    /// other owner, now shared by a modelled `Arc`.
+    ///
+    /// # Panics
+    /// If the `std::sync::Arc` has other owners (as loom's).
+    #[track_caller]
+    pub fn from_std(std: std::sync::Arc<T>) -> Self {
+        match std::sync::Arc::try_unwrap(std) {
+            Ok(value) => Arc::new(value),
+            Err(_) => panic!("Arc provided to `from_std` is not unique"),
+        }
+    }
 }
 
 impl<T: ?Sized> Arc<T> {
@@ -129,6 +151,77 @@ impl<T: ?Sized> Arc<T> {
     pub fn as_ptr(this: &Self) -> *const T {
         // SAFETY: the value lives as long as `this`.
         unsafe { &**this.inner.value.get() as *const T }
+    }
+    /// Gives up this handle without releasing its share: the pointer to the
+    /// value, for [`Arc::from_raw`] (or the strong-count functions) later.
+    pub fn into_raw(this: Self) -> *const T {
+        let p = Arc::as_ptr(&this);
+        let this = ManuallyDrop::new(this);
+        // SAFETY: `this` is never dropped: its std handle is moved out once
+        // and kept alive as a raw pointer.
+        let inner = unsafe { std::ptr::read(&this.inner) };
+        let _ = std::sync::Arc::into_raw(inner);
+        p
+    }
+    /// Takes back a handle given up by [`Arc::into_raw`].
+    ///
+    /// # Safety
+    /// `ptr` must come from `Arc::into_raw` of an `Arc<T>` (as std's), and
+    /// each such pointer be taken back at most once per share given up.
+    #[track_caller]
+    pub unsafe fn from_raw(ptr: *const T) -> Self {
+        // SAFETY: guaranteed by the caller: `ptr` points into a live block.
+        let align = std::mem::align_of_val(unsafe { &*ptr });
+        // `Inner` is `repr(C)`: the value follows the count, aligned.
+        let offset = std::mem::size_of::<Word>().next_multiple_of(align);
+        // SAFETY: the block begins `offset` bytes before the value; the
+        // pointer keeps the value's metadata.
+        let inner = unsafe { ptr.byte_sub(offset) } as *const Inner<T>;
+        Arc {
+            // SAFETY: the std handle given up by `into_raw`.
+            inner: unsafe { std::sync::Arc::from_raw(inner) },
+            site: c11check_runtime::Site::caller(),
+        }
+    }
+    /// Adds an owner to the value at `ptr` (a modelled increment, as a
+    /// clone's), leaving the pointer given up.
+    ///
+    /// # Safety
+    /// As [`Arc::from_raw`]'s, and the value must have an owner.
+    #[track_caller]
+    pub unsafe fn increment_strong_count(ptr: *const T) {
+        // SAFETY: guaranteed by the caller.
+        let this = ManuallyDrop::new(unsafe { Arc::from_raw(ptr) });
+        let _more = ManuallyDrop::new(Arc::clone(&this));
+    }
+    /// Removes an owner of the value at `ptr` (a modelled decrement, as a
+    /// drop's; the last one drops the value).
+    ///
+    /// # Safety
+    /// As [`Arc::from_raw`]'s: `ptr` stands for one share given up.
+    #[track_caller]
+    pub unsafe fn decrement_strong_count(ptr: *const T) {
+        // SAFETY: guaranteed by the caller.
+        drop(unsafe { Arc::from_raw(ptr) });
+    }
+}
+
+impl<T> From<T> for Arc<T> {
+    #[track_caller]
+    fn from(value: T) -> Self {
+        Arc::new(value)
+    }
+}
+
+impl<T: ?Sized> AsRef<T> for Arc<T> {
+    fn as_ref(&self) -> &T {
+        self
+    }
+}
+
+impl<T: ?Sized> std::borrow::Borrow<T> for Arc<T> {
+    fn borrow(&self) -> &T {
+        self
     }
 }
 
