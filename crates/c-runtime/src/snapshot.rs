@@ -89,21 +89,8 @@ fn writable_ranges() -> Vec<(usize, usize)> {
         // Not the lazy-binding table (`.got.plt`): put back as it was at
         // `main`, every call through the PLT would be resolved again in
         // every execution.
-        if let Some((gs, ge)) = plt_got(info, headers) {
-            let mut kept = Vec::new();
-            for &(s, e) in out.iter() {
-                if ge <= s || gs >= e {
-                    kept.push((s, e));
-                    continue;
-                }
-                if s < gs {
-                    kept.push((s, gs));
-                }
-                if ge < e {
-                    kept.push((ge, e));
-                }
-            }
-            *out = kept;
+        if let Some(got) = plt_got(info, headers) {
+            *out = crate::image::without(std::mem::take(out), &[got]);
         }
         // The first entry is the executable: stop there.
         1

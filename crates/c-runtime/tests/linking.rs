@@ -58,6 +58,20 @@ fn source() -> PathBuf {
     src
 }
 
+/// Compiles the C file `src` for checking into an object beside it.
+fn compile(src: &Path) -> PathBuf {
+    let obj = src.with_extension("o");
+    let o = Command::new(common::compiler())
+        .args(["-fsanitize=thread", "-g", "-c"])
+        .arg(src)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    obj
+}
+
 /// Whether the executable names `libc11check_rt.so` among the libraries it needs.
 fn needs_shared_runtime(exe: &Path) -> bool {
     use object::{Object, ObjectSection};
@@ -121,17 +135,9 @@ fn cargos_static_library_linked_as_it_is_is_refused_with_a_clear_error() {
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("raw.c");
     std::fs::write(&src, "int main() { return 0; }\n").unwrap();
-    let obj = dir.join("raw.o");
+    let obj = compile(&src);
     let exe = dir.join("raw");
     let cc = common::compiler();
-    let o = Command::new(&cc)
-        .args(["-fsanitize=thread", "-g", "-c"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&obj)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = Command::new(&cc)
         .arg(&obj)
         .arg(common::runtime_dir().join("libc11check_rt.a"))
@@ -173,15 +179,7 @@ fn the_runtime_twice_static_and_shared_is_refused_with_a_clear_error() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let src = dir.join("twice.c");
     std::fs::write(&src, "void bump(void);\nint main() { bump(); return 0; }\n").unwrap();
-    let obj = dir.join("twice.o");
-    let o = Command::new(&cc)
-        .args(["-fsanitize=thread", "-g", "-c"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&obj)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let obj = compile(&src);
     let exe = dir.join("twice");
     let o = common::link_runtime_as(
         Command::new(&cc)
