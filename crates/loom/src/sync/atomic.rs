@@ -2,6 +2,22 @@
 
 pub use c11check::sync::atomic::{compiler_fence, fence, Ordering};
 
+/// The deprecated std hint loom keeps: a turn of a wait loop.
+#[track_caller]
+pub fn spin_loop_hint() {
+    c11check::thread::yield_now();
+}
+
+/// The failure order std's deprecated `compare_and_swap` derives from its
+/// one order.
+fn cas_failure(order: Ordering) -> Ordering {
+    match order {
+        Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
+        Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
+        _ => Ordering::SeqCst,
+    }
+}
+
 macro_rules! loom_atomic {
     ($name:ident, $t:ty) => {
         #[doc = concat!("loom's `", stringify!($name), "`: c11check's, plus `with_mut` and `unsync_load`.")]
@@ -37,12 +53,7 @@ macro_rules! loom_atomic {
             /// The deprecated std method, as loom keeps it.
             #[track_caller]
             pub fn compare_and_swap(&self, current: $t, new: $t, order: Ordering) -> $t {
-                let failure = match order {
-                    Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
-                    Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
-                    _ => Ordering::SeqCst,
-                };
-                match self.0.compare_exchange(current, new, order, failure) {
+                match self.0.compare_exchange(current, new, order, cas_failure(order)) {
                     Ok(v) | Err(v) => v,
                 }
             }
@@ -100,6 +111,16 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     pub fn into_inner(self) -> *mut T {
         self.0.into_inner()
+    }
+    /// The deprecated std method, as loom keeps it.
+    #[track_caller]
+    pub fn compare_and_swap(&self, current: *mut T, new: *mut T, order: Ordering) -> *mut T {
+        match self
+            .0
+            .compare_exchange(current, new, order, cas_failure(order))
+        {
+            Ok(v) | Err(v) => v,
+        }
     }
 }
 
