@@ -36,8 +36,11 @@ int main() {{
     assert_eq!(code, 1, "{err}");
     // In the program's terms: its file and lines, its functions.
     assert!(err.contains("c11check found a data race"), "{err}");
-    // Globals are called by their names (from the symbol table).
+    // Globals are called by their names (from the symbol table), and
+    // described in C's terms.
     assert!(err.contains("data race on data:"), "{err}");
+    assert!(err.contains("  data: plain data first used at "), "{err}");
+    assert!(!err.contains("UnsafeCell"), "{err}");
     assert!(err.contains("load(Acquire) flag = "), "{err}");
     assert!(err.contains("mp_racy.c:6:"), "{err}");
     assert!(err.contains("in producer()"), "{err}");

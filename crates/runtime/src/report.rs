@@ -332,6 +332,10 @@ pub(crate) fn location_legend(
                     op: RmwOp::RefInc | RmwOp::RefDec,
                     ..
                 } => "a reference count (Arc)",
+                // A compiled program's plain access is no UnsafeCell.
+                _ if e.ord() == MemOrder::NonAtomic && matches!(site(id), Some(Site::Pc(_))) => {
+                    "plain data"
+                }
                 _ if e.ord() == MemOrder::NonAtomic => "plain data (an UnsafeCell)",
                 _ => "an atomic",
             };
