@@ -131,24 +131,13 @@ pub fn init() {
 fn without_runtime(blocks: Vec<Block>, own: (usize, usize)) -> Vec<Block> {
     let mut out = Vec::new();
     for b in blocks {
-        let end = b.addr + b.image.len();
-        if own.1 <= b.addr || own.0 >= end {
-            out.push(b);
-            continue;
-        }
-        let (hs, he) = (own.0.max(b.addr) - b.addr, own.1.min(end) - b.addr);
-        if hs > 0 {
+        let kept = crate::image::without(vec![(b.addr, b.addr + b.image.len())], &[own]);
+        for (s, e) in kept {
+            let (i, j) = (s - b.addr, e - b.addr);
             out.push(Block {
-                addr: b.addr,
-                image: b.image[..hs].to_vec(),
-                main: b.main[..hs].to_vec(),
-            });
-        }
-        if he < b.image.len() {
-            out.push(Block {
-                addr: b.addr + he,
-                image: b.image[he..].to_vec(),
-                main: b.main[he..].to_vec(),
+                addr: s,
+                image: b.image[i..j].to_vec(),
+                main: b.main[i..j].to_vec(),
             });
         }
     }

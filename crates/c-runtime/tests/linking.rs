@@ -122,8 +122,9 @@ fn the_static_runtime_finds_what_the_shared_one_finds() {
         );
         reports.push(report);
     }
-    assert!(counts[0] > 1, "{counts:?}");
-    assert_eq!(counts[0], counts[1], "shared and static runtimes disagree");
+    // The same exact count both ways (gcc and clang alike): the two
+    // workers' lock orders and where main's publication falls.
+    assert_eq!(counts, [8, 8], "shared, static");
     assert_eq!(reports[0], reports[1]);
 }
 
