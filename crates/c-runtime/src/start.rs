@@ -128,6 +128,7 @@ fn config() -> RunConfig {
             .map_or(true, |v| v.trim() != "0"),
         report_races: std::env::var("C11CHECK_RACES").map_or(true, |v| v.trim() != "0"),
         report_livelocks: std::env::var("C11CHECK_LIVELOCKS").map_or(true, |v| v.trim() != "0"),
+        preemption_bound: setting("C11CHECK_PREEMPTIONS"),
     }
 }
 
@@ -212,6 +213,15 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             } else {
                 String::new()
             };
+            let preemptions = match cfg.preemption_bound {
+                Some(k) if s.over_bound + s.bound_pruned > 0 => format!(
+                    "; the preemption bound (C11CHECK_PREEMPTIONS={k}) left out {} executions \
+                     and {} partial ones: they were not checked",
+                    s.over_bound, s.bound_pruned
+                ),
+                Some(k) => format!("; the preemption bound ({k}) left nothing out"),
+                None => String::new(),
+            };
             let barriers = if crate::memory::BARRIERS_SEEN.load(Relaxed) {
                 "; it waits at barriers (each thread that may arrive last is an execution)"
             } else {
@@ -225,7 +235,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                 );
             } else {
                 eprintln!(
-                    "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}{barriers}{bounded}",
+                    "c11check: no bug found in {} executions ({} blocked) of {program} in {:.2}s{cut}{loops}{barriers}{bounded}{preemptions}",
                     s.executions,
                     s.blocked,
                     s.elapsed.as_secs_f64()
@@ -233,7 +243,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             }
             if json {
                 println!(
-                    "{{\"verdict\":\"{}\",\"executions\":{},\"blocked\":{},\"seconds\":{:.3},\"cut\":{}}}",
+                    "{{\"verdict\":\"{}\",\"executions\":{},\"blocked\":{},\"seconds\":{:.3},\"cut\":{},\"over_preemption_bound\":{}}}",
                     if s.executions + s.blocked == 0 && s.cut {
                         "unchecked"
                     } else {
@@ -242,7 +252,8 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                     s.executions,
                     s.blocked,
                     s.elapsed.as_secs_f64(),
-                    s.cut
+                    s.cut,
+                    s.over_bound
                 );
             }
             // SAFETY: ends the process; the program's atexit handlers,

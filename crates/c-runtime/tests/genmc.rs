@@ -94,3 +94,119 @@ fn genmc_wrong_tests_report_the_expected_bug() {
     }
     assert_none_wrong(&bad, results.len());
 }
+
+/// Where c11check's preemption count and GenMC's context bound differ on
+/// purpose.
+const BOUND_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "synthetic/barrier",
+        "a thread waiting at a barrier is at a wait point for c11check, where a switch is free; GenMC's counts need 5 switches or more before any execution of these programs",
+    ),
+];
+
+/// Preemption-bounded exploration against GenMC's context-bounded counts
+/// (`expected.cb.in`, SC): for every program and configuration whose full
+/// count c11check and GenMC agree on, the count within each bound 0, 1, ...
+/// is GenMC's. (The full counts differ where GenMC tells apart executions
+/// that differ only in modification order or bounds loops with `-unroll`;
+/// those are listed, not compared.) Two programs at a time.
+#[test]
+fn preemption_bounded_counts_are_genmcs_context_bounded_counts() {
+    let root = genmc_tests();
+    let mut cases = Vec::new();
+    for category in ["litmus", "synthetic"] {
+        cases.extend(Case::context_bounded(&root, category));
+    }
+    let dir = std::env::temp_dir().join(format!("c11check-cb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((case, genmc)) = cases.get(i) else {
+                    break;
+                };
+                let verdict = bounded_counts(case, &dir.join(format!("case{i}")), genmc.len());
+                results.lock().unwrap().push((i, verdict));
+            });
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|r| r.0);
+    let (mut compared, mut bounds, mut skipped, mut bad) = (0, 0, Vec::new(), Vec::new());
+    for (i, verdict) in results {
+        let (case, genmc) = &cases[i];
+        let ours = match verdict {
+            Ok(ours) => ours,
+            Err(why) => {
+                skipped.push(format!("{}: {why}", case.name));
+                continue;
+            }
+        };
+        if let Some((_, why)) = BOUND_DIFFERENCES
+            .iter()
+            .find(|(n, _)| case.name.contains(n))
+        {
+            skipped.push(format!(
+                "{} (c11check {ours:?}, GenMC {genmc:?}): {why}",
+                case.name
+            ));
+            continue;
+        }
+        if ours.last() != genmc.last() || case.loops {
+            skipped.push(format!(
+                "{}: full counts differ (c11check {ours:?}, GenMC {genmc:?})",
+                case.name
+            ));
+            continue;
+        }
+        compared += 1;
+        bounds += genmc.len();
+        if &ours != genmc {
+            bad.push(format!("{}: c11check {ours:?}, GenMC {genmc:?}", case.name));
+        }
+    }
+    for s in &skipped {
+        println!("not compared: {s}");
+    }
+    println!(
+        "{compared} configurations compared ({bounds} bounds), {} not compared",
+        skipped.len()
+    );
+    assert_none_wrong(&bad, compared);
+    // The comparison must not pass by comparing nothing.
+    assert!(
+        compared >= 150,
+        "only {compared} configurations compared:\n{}",
+        skipped.join("\n")
+    );
+}
+
+/// `case`'s execution counts under SC within the preemption bounds
+/// `0..bounds`, built into `exe`; or why there are none.
+fn bounded_counts(case: &Case, exe: &std::path::Path, bounds: usize) -> Result<Vec<u64>, String> {
+    common::build_case(case, exe).map_err(|e| format!("does not compile here ({e})"))?;
+    let races = if case.genmc_flags.contains("-disable-race-detection") {
+        "0"
+    } else {
+        "1"
+    };
+    let timeout = std::time::Duration::from_secs(20);
+    (0..bounds)
+        .map(|k| {
+            let k = k.to_string();
+            let env = [
+                ("C11CHECK_MODEL", "sc"),
+                ("C11CHECK_PREEMPTIONS", k.as_str()),
+                ("C11CHECK_RACES", races),
+            ];
+            match common::run_program(exe, &env, timeout) {
+                Outcome::Pass { executions, .. } => Ok(executions),
+                other => Err(format!("bound {k}: {other:?}")),
+            }
+        })
+        .collect()
+}

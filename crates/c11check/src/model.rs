@@ -74,6 +74,13 @@ pub struct Builder {
     /// strong, as CDSChecker and loom do, and explores fewer
     /// executions. `C11CHECK_SPURIOUS_FAILURES=0` turns it off.
     pub spurious_failures: bool,
+    /// `Some(k)`: explore only the executions a schedule reaches preempting
+    /// threads at most `k` times (a switch away from a thread that could go
+    /// on; switching at its end, or where it joins or takes a lock, is
+    /// free), as loom's `preemption_bound`: for tests too large to explore
+    /// whole. Most bugs need few preemptions; the summary says how many
+    /// executions the bound left out. `C11CHECK_PREEMPTIONS`.
+    pub preemption_bound: Option<u32>,
 }
 
 impl Default for Builder {
@@ -117,6 +124,7 @@ impl Builder {
             park_loads: std::env::var("C11CHECK_PARK_LOADS").map_or(true, |v| v.trim() != "0"),
             spurious_failures: std::env::var("C11CHECK_SPURIOUS_FAILURES")
                 .map_or(true, |v| v.trim() != "0"),
+            preemption_bound: env("C11CHECK_PREEMPTIONS"),
         }
     }
 
@@ -197,6 +205,11 @@ impl Builder {
         self.max_duration = Some(d);
         self
     }
+    /// Sets [`Builder::preemption_bound`].
+    pub fn preemption_bound(mut self, k: u32) -> Self {
+        self.preemption_bound = Some(k);
+        self
+    }
     /// Sets [`Builder::max_steps`].
     pub fn max_steps(mut self, n: u32) -> Self {
         self.max_steps = n;
@@ -241,6 +254,7 @@ impl Builder {
             spurious_failures: self.spurious_failures,
             report_races: true,
             report_livelocks: true,
+            preemption_bound: self.preemption_bound,
         }
     }
 
@@ -273,6 +287,16 @@ impl Builder {
     {
         match self.explore(f) {
             Ok(summary) => {
+                let s = &summary.stats;
+                if s.over_bound + s.bound_pruned > 0 && !self.log {
+                    eprintln!(
+                        "c11check: the preemption bound ({}) left out {} executions (and {} partial ones): \
+                         they were not checked; raise or unset it to explore them",
+                        self.preemption_bound.unwrap_or(0),
+                        s.over_bound,
+                        s.bound_pruned
+                    );
+                }
                 if summary.stats.cut && !self.log {
                     eprintln!(
                         "c11check: stopped by a budget after {} executions: the rest were not explored",
@@ -285,8 +309,17 @@ impl Builder {
                         .behaviours
                         .map(|b| format!(" ({b} distinct behaviours)"))
                         .unwrap_or_default();
+                    let bounded = match self.preemption_bound {
+                        Some(k) if s.over_bound + s.bound_pruned > 0 => format!(
+                            " (preemption bound {k}: {} executions and {} partial ones beyond it \
+                             were left out)",
+                            s.over_bound, s.bound_pruned
+                        ),
+                        Some(k) => format!(" (preemption bound {k}: it left nothing out)"),
+                        None => String::new(),
+                    };
                     eprintln!(
-                        "c11check: {} executions{behaviours}, {} blocked, {:.3}s{}",
+                        "c11check: {} executions{behaviours}, {} blocked, {:.3}s{}{bounded}",
                         s.executions,
                         s.blocked,
                         s.elapsed.as_secs_f64(),

@@ -76,6 +76,10 @@ struct LitmusArgs {
     /// Stop each test after this many executions.
     #[arg(long)]
     max_executions: Option<u64>,
+    /// Explore only the executions a schedule reaches preempting threads at
+    /// most this many times (loom's and GenMC's context bound).
+    #[arg(long, value_name = "K", conflicts_with = "random")]
+    preemption_bound: Option<u32>,
     /// Run this many random executions instead of all of them (each
     /// consistent; the states found are a subset of the exhaustive ones).
     #[arg(long, value_name = "N")]
@@ -152,6 +156,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         random: args.random.map(|n| (n, args.seed)),
         live: !args.graph,
         refcount_order_from_file: true,
+        preemption_bound: args.preemption_bound,
     };
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for p in &args.paths {

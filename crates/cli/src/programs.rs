@@ -355,6 +355,11 @@ pub struct RunArgs {
     /// Stop after this many executions.
     #[arg(long)]
     max_executions: Option<u64>,
+    /// Explore only the executions a schedule reaches preempting threads at
+    /// most this many times (a switch at a thread's end, join or lock is
+    /// free).
+    #[arg(long, value_name = "K", conflicts_with = "random")]
+    preemption_bound: Option<u32>,
     /// Stop after this many seconds.
     #[arg(long)]
     timeout: Option<f64>,
@@ -395,6 +400,10 @@ pub fn run_program(a: RunArgs) -> ExitCode {
         a.max_executions.map(|n| n.to_string()),
     );
     set("C11CHECK_MAX_DURATION", a.timeout.map(|n| n.to_string()));
+    set(
+        "C11CHECK_PREEMPTIONS",
+        a.preemption_bound.map(|n| n.to_string()),
+    );
     set("C11CHECK_REPLAY", a.replay.clone());
     set("C11CHECK_JSON", a.json.then(|| "1".to_string()));
     if a.pct.is_some() && a.random.is_none() {

@@ -275,6 +275,13 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                         let child = crate::random::spawn_child(&mut g, id);
                         g.update_event(id, |e| e.action = Action::Spawn { child });
                     }
+                    Action::Finish | Action::Join { .. } => {
+                        g.push(t, action);
+                        if self.partial_over_bound(&g) {
+                            self.stats.bound_pruned += 1;
+                            return;
+                        }
+                    }
                     _ => {
                         g.push(t, action);
                     }
@@ -1004,8 +1011,52 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         }
     }
 
+    /// Whether no execution that `g` leads to, by adding events or by
+    /// revisits, can be within the preemption bound. A revisit of a read
+    /// changes what it reads and removes only events added after it, and
+    /// never the prefix of a write that revisited before: the events added
+    /// before the first read that may still be revisited, with those
+    /// prefixes, are part of every execution `g` leads to, as they are here.
+    /// When that part already needs more preemptions, so do they all (see
+    /// [`crate::bound::part_within`]). Checked where a thread ends or joins
+    /// one.
+    fn partial_over_bound(&self, g: &ExecutionGraph) -> bool {
+        let Some(k) = self.config.preemption_bound else {
+            return false;
+        };
+        let first_open_read = g
+            .events()
+            .filter(|(_, e)| e.revisitable && e.is_read())
+            .map(|(_, e)| e.stamp)
+            .min()
+            .unwrap_or(u32::MAX);
+        let part: Vec<u32> = (0..g.num_threads() as u32)
+            .map(|t| {
+                g.thread_events(t)
+                    .iter()
+                    .take_while(|e| e.stamp < first_open_read || !e.revisitable)
+                    .count() as u32
+            })
+            .collect();
+        !crate::bound::part_within(g, &part, k, self.bound_rules())
+    }
+
+    /// The schedules the preemption bound counts (see [`crate::bound`]).
+    fn bound_rules(&self) -> crate::bound::Rules {
+        crate::bound::Rules {
+            sc: self.config.model == Model::Sc,
+            refcounts_commute: self.commute,
+        }
+    }
+
     fn finish(&mut self, g: &ExecutionGraph, ending: Ending) {
         let model = self.config.model;
+        if let Some(k) = self.config.preemption_bound {
+            if !crate::bound::within(g, k, self.bound_rules()) {
+                self.stats.over_bound += 1;
+                return;
+            }
+        }
         // Every step kept the graph consistent: a complete execution with no
         // observed location needs happens-before (races) and nothing per
         // location, not even the seq_cst search.

@@ -8,6 +8,7 @@
 //! [`exhaustive`] visits every consistent execution once (reads-from
 //! equivalence); see its module documentation for the algorithm.
 
+pub mod bound;
 pub mod exhaustive;
 pub mod random;
 pub mod straight;
@@ -215,6 +216,9 @@ pub struct Config {
     /// observable turns this off (the explorer also finds out by itself, and
     /// starts over).
     pub commute_refcounts: bool,
+    /// Explore only the executions with a schedule that preempts a thread at
+    /// most this many times (see [`bound`]); the exhaustive explorer only.
+    pub preemption_bound: Option<u32>,
 }
 
 impl Config {
@@ -225,6 +229,7 @@ impl Config {
             max_executions: None,
             time_budget: None,
             commute_refcounts: true,
+            preemption_bound: None,
         }
     }
 }
@@ -244,6 +249,11 @@ pub struct Stats {
     pub dead_ends: u64,
     /// Backward revisits performed.
     pub revisits: u64,
+    /// With a preemption bound: complete executions found to need more
+    /// preemptions (not visited, not counted), and partial ones abandoned
+    /// because every execution they lead to would.
+    pub over_bound: u64,
+    pub bound_pruned: u64,
     /// Exploration stopped early (execution or time budget).
     pub cut: bool,
     pub elapsed: Duration,

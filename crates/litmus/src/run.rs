@@ -29,6 +29,9 @@ pub struct RunOptions {
     /// a graph shows their order and then starts over, as it does for the
     /// Rust API.
     pub refcount_order_from_file: bool,
+    /// Explore only the executions some schedule reaches with at most this
+    /// many preemptions (see `c11check_explore::bound`).
+    pub preemption_bound: Option<u32>,
 }
 
 impl Default for RunOptions {
@@ -41,6 +44,7 @@ impl Default for RunOptions {
             random: None,
             live: true,
             refcount_order_from_file: true,
+            preemption_bound: None,
         }
     }
 }
@@ -140,6 +144,14 @@ impl TestReport {
         if self.stats.cut {
             let _ = writeln!(s, "Warning: exploration stopped early (budget reached); the states above may be incomplete");
         }
+        if self.stats.over_bound + self.stats.bound_pruned > 0 {
+            let _ = writeln!(
+                s,
+                "Warning: the preemption bound left out executions ({} complete, {} partial \
+                 abandoned); the states above are those within it",
+                self.stats.over_bound, self.stats.bound_pruned
+            );
+        }
         s
     }
 
@@ -170,6 +182,8 @@ impl TestReport {
             "blocked": self.stats.blocked,
             "bound_hits": self.stats.bound_hits,
             "cut": self.stats.cut,
+            "over_preemption_bound": self.stats.over_bound,
+            "pruned_by_preemption_bound": self.stats.bound_pruned,
             "time_ms": self.stats.elapsed.as_secs_f64() * 1e3,
         })
     }
@@ -287,6 +301,7 @@ pub fn run_test_inspecting(
     config.max_executions = opts.max_executions;
     config.time_budget = opts.time_budget;
     config.commute_refcounts = !(opts.refcount_order_from_file && test.refcount_order_observable);
+    config.preemption_bound = opts.preemption_bound;
     let mut program = LitmusProgram {
         test,
         loop_bound: opts.loop_bound,

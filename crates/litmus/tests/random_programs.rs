@@ -398,3 +398,196 @@ fn former_misses() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The fewest preemptions of a schedule of `g`, straight from the
+/// definition in `c11check_explore::bound`: every thread that can take its
+/// next step is tried at every step, over every state (no shortcut).
+fn fewest_preemptions(g: &c11check_model::ExecutionGraph, sc: bool) -> Option<u32> {
+    use c11check_model::{Action, EventId, Value};
+    use std::collections::HashMap;
+    /// Events placed per thread, the thread that ran last, and the latest
+    /// write placed per location (with the value it left).
+    type State = (Vec<u32>, Option<u32>, Vec<(Loc, EventId, Value)>);
+    struct Def<'a> {
+        g: &'a c11check_model::ExecutionGraph,
+        sc: bool,
+        memo: HashMap<State, Option<u32>>,
+    }
+    impl Def<'_> {
+        fn placed(&self, s: &State, id: EventId) -> bool {
+            id.is_init() || s.0[id.thread as usize] > id.index
+        }
+        fn latest(&self, s: &State, loc: Loc) -> (EventId, Value) {
+            s.2.iter()
+                .find(|l| l.0 == loc)
+                .map_or((EventId::init(loc), self.g.init_value(loc)), |l| (l.1, l.2))
+        }
+        fn can_place(&self, s: &State, t: u32) -> bool {
+            let g = self.g;
+            let i = s.0[t as usize];
+            if i >= g.thread_len(t)
+                || (i == 0 && g.thread(t).parent.is_some_and(|p| !self.placed(s, p)))
+            {
+                return false;
+            }
+            let id = EventId::new(t, i);
+            let e = g.event(id);
+            if let Action::Join { child } = e.action {
+                return s.0[child as usize] == g.thread_len(child);
+            }
+            if e.is_read()
+                && e.rf.is_some_and(|w| {
+                    !self.placed(s, w) || (self.sc && self.latest(s, e.loc().unwrap()).0 != w)
+                })
+            {
+                return false;
+            }
+            if self.sc && e.is_write() {
+                // No read of the write this one hides may be left.
+                let hidden = self.latest(s, e.loc().unwrap()).0;
+                return !g.events().any(|(r_id, r)| {
+                    r_id != id && r.is_read() && r.rf == Some(hidden) && !self.placed(s, r_id)
+                });
+            }
+            true
+        }
+        /// Whether switching away from `t` is a preemption: its next step
+        /// exists and would not wait (a join of a running thread, a lock
+        /// or permit acquisition the lock's value makes fail).
+        fn could_go_on(&self, s: &State, t: u32) -> bool {
+            let i = s.0[t as usize];
+            if i >= self.g.thread_len(t) {
+                return false;
+            }
+            let e = self.g.event(EventId::new(t, i));
+            match e.action {
+                Action::Join { child } => s.0[child as usize] == self.g.thread_len(child),
+                Action::Cas {
+                    loc, lock: true, ..
+                } => e.action.cas_succeeds(self.latest(s, loc).1) != Some(false),
+                _ => true,
+            }
+        }
+        fn go(&mut self, s: State) -> Option<u32> {
+            let g = self.g;
+            let n = g.num_threads() as u32;
+            if (0..n).all(|t| s.0[t as usize] == g.thread_len(t)) {
+                return Some(0);
+            }
+            if let Some(&r) = self.memo.get(&s) {
+                return r;
+            }
+            let mut best: Option<u32> = None;
+            let runnable: Vec<u32> = (0..n).filter(|&u| self.can_place(&s, u)).collect();
+            for u in runnable {
+                let cost = match s.1 {
+                    Some(c) if c != u => u32::from(self.could_go_on(&s, c)),
+                    _ => 0,
+                };
+                let mut next = s.clone();
+                let id = EventId::new(u, next.0[u as usize]);
+                next.0[u as usize] += 1;
+                next.1 = Some(u);
+                let e = g.event(id);
+                if e.is_write() {
+                    let loc = e.loc().unwrap();
+                    next.2.retain(|l| l.0 != loc);
+                    next.2.push((loc, id, e.written_value().unwrap_or(0)));
+                    next.2.sort();
+                }
+                if let Some(c) = self.go(next) {
+                    best = Some(best.map_or(c + cost, |b| b.min(c + cost)));
+                }
+            }
+            self.memo.insert(s, best);
+            best
+        }
+    }
+    let start: State = (vec![0; g.num_threads()], None, Vec::new());
+    Def {
+        g,
+        sc,
+        memo: HashMap::new(),
+    }
+    .go(start)
+}
+
+/// With a preemption bound `k`, the explorer visits, each once, exactly the
+/// executions of the unbounded exploration whose fewest preemptions (by the
+/// definition, searched without shortcuts) are at most `k`, and the
+/// explorer's own count of preemptions agrees with the definition.
+fn check_bounded(src: &str, model: Model) -> Result<(), TestCaseError> {
+    let test = parse(src).map_err(|e| TestCaseError::fail(format!("parse: {e:?}\n{src}")))?;
+    let sc = model == Model::Sc;
+    let mut all = Vec::new();
+    let opts = RunOptions {
+        model,
+        ..Default::default()
+    };
+    run_test_with(&test, &opts, &mut |ex, _| {
+        let fewest = fewest_preemptions(ex.graph, sc);
+        let rules = c11check_explore::bound::Rules {
+            sc,
+            refcounts_commute: false,
+        };
+        let searched = c11check_explore::bound::preemptions(ex.graph, rules);
+        all.push((graph_key(ex.graph, ex.finals), fewest, searched));
+    });
+    for (_, fewest, searched) in &all {
+        prop_assert_eq!(fewest, searched, "preemptions of an execution\n{}", src);
+    }
+    for k in 0..3u32 {
+        let opts = RunOptions {
+            model,
+            preemption_bound: Some(k),
+            ..Default::default()
+        };
+        let mut keys = Vec::new();
+        run_test_with(&test, &opts, &mut |ex, _| {
+            keys.push(graph_key(ex.graph, ex.finals))
+        });
+        let set: BTreeSet<_> = keys.iter().cloned().collect();
+        prop_assert_eq!(
+            set.len(),
+            keys.len(),
+            "duplicates within bound {}\n{}",
+            k,
+            src
+        );
+        let expected: BTreeSet<_> = all
+            .iter()
+            .filter(|(_, fewest, _)| fewest.is_some_and(|p| p <= k))
+            .map(|(key, _, _)| key.clone())
+            .collect();
+        prop_assert!(
+            set == expected,
+            "{:?} bound {}: explorer {} vs definition {} executions (missing {}, extra {})\n{}",
+            model,
+            k,
+            set.len(),
+            expected.len(),
+            expected.difference(&set).count(),
+            set.difference(&expected).count(),
+            src
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0x0C11_CB0D)),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn preemption_bounded_exploration_equals_the_definition(
+        threads in prop::collection::vec(prop::collection::vec(op(), 1..4), 2..5)
+    ) {
+        let src = render(&threads);
+        check_bounded(&src, Model::Cpp20)?;
+        check_bounded(&src, Model::Sc)?;
+    }
+}

@@ -4,8 +4,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// loom's exploration settings. c11check explores each execution once by
-/// reads-from, so the bounds that exist to tame loom's exploration are
-/// accepted and ignored; `max_duration` is honoured.
+/// reads-from; `preemption_bound` (`LOOM_MAX_PREEMPTIONS`) bounds it as in
+/// loom (every execution loom reaches within the bound is explored; see
+/// `c11check::model::Builder::preemption_bound`), `max_duration` is
+/// honoured, and the bounds that exist to tame loom's own search
+/// (`max_branches`, `max_permutations`, `max_threads`) are accepted.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Builder {
@@ -61,6 +64,9 @@ impl Builder {
         let mut b = c11check::model::Builder::new();
         if let Some(d) = self.max_duration {
             b = b.max_duration(d);
+        }
+        if let Some(k) = self.preemption_bound {
+            b = b.preemption_bound(k.min(u32::MAX as usize) as u32);
         }
         b.log |= self.log;
         b.check(f)

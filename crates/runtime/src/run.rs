@@ -56,6 +56,10 @@ pub struct RunConfig {
     /// read what it read) is reported as a livelock (off: it is cut, as
     /// GenMC does unless asked to check liveness).
     pub report_livelocks: bool,
+    /// Exhaustive mode: explore only the executions some schedule reaches
+    /// preempting threads at most this many times (see
+    /// `c11check_explore::bound`).
+    pub preemption_bound: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -74,6 +78,7 @@ impl Default for RunConfig {
             spurious_failures: true,
             report_races: true,
             report_livelocks: true,
+            preemption_bound: None,
         }
     }
 }
@@ -155,6 +160,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                 max_executions: cfg.max_executions,
                 time_budget: cfg.time_budget,
                 commute_refcounts: true,
+                preemption_bound: cfg.preemption_bound,
             };
             let stats = match cfg.strategy {
                 Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),
@@ -228,8 +234,15 @@ impl<F: FnMut(&Execution<'_>) -> bool> c11check_explore::Visitor for ProgressVis
             self.last = stats.elapsed;
             self.printed = true;
             let n = stats.executions + stats.blocked;
+            let bounded = match stats.over_bound + stats.bound_pruned {
+                0 => String::new(),
+                _ => format!(
+                    "; beyond the preemption bound: {} executions, {} partial ones",
+                    stats.over_bound, stats.bound_pruned
+                ),
+            };
             eprintln!(
-                "c11check: {n} executions explored in {:.1}s ({:.0}/s), execution {} running",
+                "c11check: {n} executions explored in {:.1}s ({:.0}/s), execution {} running{bounded}",
                 stats.elapsed.as_secs_f64(),
                 n as f64 / stats.elapsed.as_secs_f64().max(1e-9),
                 n + 1

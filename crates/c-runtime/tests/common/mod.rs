@@ -136,7 +136,12 @@ fn variants(dir: &Path) -> Vec<PathBuf> {
 
 /// `args.rc11.mo.in`'s configurations: (GenMC flags, compiler flags).
 fn configurations(dir: &Path) -> Vec<(String, Vec<String>)> {
-    match read(&dir.join("args.rc11.mo.in")) {
+    configurations_in(dir, "args.rc11.mo.in")
+}
+
+/// The configurations of one of a test's `args.*.in` files.
+fn configurations_in(dir: &Path, file: &str) -> Vec<(String, Vec<String>)> {
+    match read(&dir.join(file)) {
         None => vec![(String::new(), Vec::new())],
         Some(text) => text
             .lines()
@@ -241,6 +246,54 @@ impl Case {
 }
 
 impl Case {
+    /// The `correct/<category>` cases GenMC counts under SC with a context
+    /// (preemption) bound, `expected.cb.in`: one per variant and
+    /// configuration of `args.sc.mo.in` (GenMC's bound tests use the SC
+    /// model), each with its counts for the bounds 0, 1, 2, ...
+    pub fn context_bounded(root: &Path, category: &str) -> Vec<(Case, Vec<u64>)> {
+        let mut out = Vec::new();
+        for dir in test_dirs(root, "correct", category) {
+            let Some(text) = read(&dir.join("expected.cb.in")) else {
+                continue;
+            };
+            let lines: Vec<Vec<u64>> = text
+                .lines()
+                .map(|l| {
+                    l.split_whitespace()
+                        .filter_map(|w| w.parse().ok())
+                        .collect()
+                })
+                .collect();
+            for (ci, (gflags, cflags)) in
+                configurations_in(&dir, "args.sc.mo.in").iter().enumerate()
+            {
+                let Some(counts) = lines.get(ci).filter(|c| !c.is_empty()) else {
+                    continue;
+                };
+                for v in variants(&dir) {
+                    let name = format!(
+                        "{category}/{}/{} {}",
+                        dir.file_name().unwrap().to_string_lossy(),
+                        v.file_name().unwrap().to_string_lossy(),
+                        cflags.join(" ")
+                    );
+                    let case = Case {
+                        name,
+                        source: v,
+                        cflags: cflags.clone(),
+                        genmc_flags: gflags.clone(),
+                        expected: None,
+                        expected_mo: None,
+                        loops: gflags.contains("-unroll"),
+                        expected_error: None,
+                    };
+                    out.push((case, counts.clone()));
+                }
+            }
+        }
+        out
+    }
+
     /// The `wrong/<category>` cases: one per variant, with the error GenMC
     /// reports for it (from its RC11 trace).
     pub fn wrong(root: &Path, category: &str) -> Vec<Case> {

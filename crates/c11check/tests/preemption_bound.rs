@@ -1,0 +1,76 @@
+//! `Builder::preemption_bound`: executions that need more preemptions than
+//! the bound are left out, and the summary counts them.
+
+use c11check::model::Builder;
+use c11check::sync::atomic::{AtomicUsize, Ordering};
+use c11check::sync::{Arc, Mutex};
+use c11check::thread;
+
+/// Two threads increment a counter under a lock, reading it in one critical
+/// section and writing it in the next: an update is lost only when one
+/// thread is preempted between the two (where it could take the lock again
+/// at once).
+fn lost_update() {
+    let x = Arc::new(Mutex::new(0));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let x = x.clone();
+            thread::spawn(move || {
+                let v = *x.lock().unwrap();
+                *x.lock().unwrap() = v + 1;
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(*x.lock().unwrap(), 2, "an increment was lost");
+}
+
+#[test]
+fn a_bug_that_needs_one_preemption_is_found_within_one_and_not_within_none() {
+    let none = Builder::new()
+        .preemption_bound(0)
+        .explore(lost_update)
+        .expect("no execution without preemptions loses an update");
+    // Each thread runs alone from its load to its store: one order of the
+    // two threads, or the other.
+    assert_eq!(none.stats.executions, 2);
+    assert!(none.stats.over_bound + none.stats.bound_pruned > 0);
+
+    let report = Builder::new()
+        .preemption_bound(1)
+        .explore(lost_update)
+        .expect_err("one preemption between a load and its store loses an update");
+    assert!(
+        report.to_string().contains("an increment was lost"),
+        "{report}"
+    );
+
+    // Without a bound, every execution is explored and none is left out.
+    let all = Builder::new()
+        .explore(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(1, Ordering::SeqCst));
+            x.load(Ordering::SeqCst);
+            t.join().unwrap();
+        })
+        .unwrap();
+    assert_eq!((all.stats.over_bound, all.stats.bound_pruned), (0, 0));
+    assert_eq!(all.stats.executions, 2);
+}
+
+#[test]
+fn the_bound_comes_from_the_environment_too() {
+    // Builder::new reads C11CHECK_PREEMPTIONS (tests in this file run in
+    // one process: the variable is set and read here only).
+    std::env::set_var("C11CHECK_PREEMPTIONS", "0");
+    let b = Builder::new();
+    std::env::remove_var("C11CHECK_PREEMPTIONS");
+    assert_eq!(b.preemption_bound, Some(0));
+    let summary = b
+        .explore(lost_update)
+        .expect("no bug within no preemptions");
+    assert_eq!(summary.stats.executions, 2);
+}
