@@ -305,7 +305,7 @@ pub fn begin(site: Site) {
     };
     if let Some((turn, spun)) = turn {
         match turn {
-            Turn::MayWait if !spun => c11check_runtime::spin_hint(site),
+            Turn::MayWait if !spun => c11check_runtime::loop_hint(site),
             Turn::MayWait => {}
             // Cut without a report, as a failed assumption: GenMC does not
             // count executions that go past `-unroll` either.

@@ -112,6 +112,13 @@ const BOUND_DIFFERENCES: &[(&str, &str)] = &[
 /// those are listed, not compared.) Two programs at a time.
 #[test]
 fn preemption_bounded_counts_are_genmcs_context_bounded_counts() {
+    // CI runs this file again with clang for some categories (the filter):
+    // the bound does not depend on the compiler, and one run of this test
+    // takes minutes.
+    if std::env::var_os("C11CHECK_GENMC_ONLY").is_some() {
+        println!("C11CHECK_GENMC_ONLY is set: the context-bounded counts are compared in the unfiltered run");
+        return;
+    }
     let root = genmc_tests();
     let mut cases = Vec::new();
     for category in ["litmus", "synthetic"] {

@@ -74,3 +74,33 @@ fn the_bound_comes_from_the_environment_too() {
         .expect("no bug within no preemptions");
     assert_eq!(summary.stats.executions, 2);
 }
+
+/// A thread that spins with `yield_now` until a flag is set.
+fn spin_until_set() {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let f = flag.clone();
+    let t = thread::spawn(move || {
+        while f.load(Ordering::Acquire) == 0 {
+            thread::yield_now();
+        }
+    });
+    flag.store(1, Ordering::Release);
+    t.join().unwrap();
+}
+
+#[test]
+fn a_switch_right_after_a_yield_is_free() {
+    // Under SC a schedule is an SC run (under the weak models the spinner
+    // could read the clear flag after it was set, with no preemption).
+    let sc = || Builder::new().memory_model(c11check::model::Model::Sc);
+    // Within no preemption, the flag is set before the spinner looks.
+    let none = sc().preemption_bound(0).explore(spin_until_set).unwrap();
+    assert_eq!(none.stats.executions, 1);
+    // One preemption lets the spinner run first: it sees the flag clear,
+    // yields, and the switch back to the main thread is free (as in loom),
+    // so the execution where it spins once is within one preemption.
+    let one = sc().preemption_bound(1).explore(spin_until_set).unwrap();
+    let all = sc().explore(spin_until_set).unwrap();
+    assert_eq!(all.stats.executions, 2);
+    assert_eq!(one.stats.executions, 2);
+}

@@ -10,8 +10,9 @@
 //! to another is a *preemption* when `t` could have taken its next step
 //! there: it has one, and that step would not wait (a join of a thread
 //! still running, a lock or permit acquisition that the lock's value at
-//! that point makes fail). A switch after `t`'s last event, or while it
-//! waits, is free, as in loom. The graph's preemption count is the
+//! that point makes fail). A switch after `t`'s last event, while it waits,
+//! or right after it yields (`yield_now`, a spin-loop hint), is free, as in
+//! loom. The graph's preemption count is the
 //! smallest over its schedules; bounded exploration keeps the graphs whose
 //! count is at most the bound (as loom's `preemption_bound`, CHESS and
 //! GenMC's `--bound` do).
@@ -24,7 +25,7 @@
 //! The count is found by a search over schedules that runs the current
 //! thread on for as long as its next event can go, except at events whose
 //! place can decide whether a later switch is free (a thread's end, a write
-//! to a lock, a join or an acquisition, and under SC any write): moving any
+//! to a lock, a join or an acquisition, a yield, and under SC any write): moving any
 //! other event earlier never adds a preemption. It branches only at those
 //! and where the thread cannot go on, remembering the states already shown
 //! to need more than the budget.
@@ -226,7 +227,14 @@ impl<'a> Search<'a> {
     /// Whether switching away from thread `t` now takes the processor from a
     /// thread that could go on: it has a next event, and it does not wait.
     fn could_go_on(&self, s: &State, t: u32) -> bool {
-        s.placed[t as usize] < self.len[t as usize] && !self.waits(s, t)
+        let i = s.placed[t as usize];
+        i < self.len[t as usize] && !self.yielded(s, t) && !self.waits(s, t)
+    }
+
+    /// Whether thread `t` yielded after its latest placed event.
+    fn yielded(&self, s: &State, t: u32) -> bool {
+        let i = s.placed[t as usize];
+        i > 0 && self.g.event(EventId::new(t, i - 1)).yields
     }
 
     /// Whether placing thread `t`'s next event now may cost preemptions
@@ -236,6 +244,9 @@ impl<'a> Search<'a> {
     /// write a read of another thread must see). There the search tries
     /// both; elsewhere it runs the thread on.
     fn is_choice(&self, s: &State, t: u32) -> bool {
+        if self.yielded(s, t) {
+            return true;
+        }
         let e = self.g.event(EventId::new(t, s.placed[t as usize]));
         match e.action {
             Action::Finish | Action::Join { .. } | Action::Cas { lock: true, .. } => true,

@@ -230,6 +230,13 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     }
 
     fn run(&mut self, mut g: ExecutionGraph, written: Option<EventId>) {
+        // A revisit fixes the part of the graph no later revisit removes:
+        // if that part is already beyond the bound, so is everything this
+        // branch leads to (its own revisits included).
+        if self.partial_over_bound(&g) {
+            self.stats.bound_pruned += 1;
+            return;
+        }
         if let Some(w) = written {
             self.calc_revisits(&g, w);
         }
@@ -1018,8 +1025,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// before the first read that may still be revisited, with those
     /// prefixes, are part of every execution `g` leads to, as they are here.
     /// When that part already needs more preemptions, so do they all (see
-    /// [`crate::bound::part_within`]). Checked where a thread ends or joins
-    /// one.
+    /// [`crate::bound::part_within`]). Checked when a branch starts (a
+    /// revisit changes that part) and where a thread ends or joins one (the
+    /// part grows while no read may be revisited).
     fn partial_over_bound(&self, g: &ExecutionGraph) -> bool {
         let Some(k) = self.config.preemption_bound else {
             return false;

@@ -459,6 +459,9 @@ fn fewest_preemptions(g: &c11check_model::ExecutionGraph, sc: bool) -> Option<u3
             if i >= self.g.thread_len(t) {
                 return false;
             }
+            if i > 0 && self.g.event(EventId::new(t, i - 1)).yields {
+                return false;
+            }
             let e = self.g.event(EventId::new(t, i));
             match e.action {
                 Action::Join { child } => s.0[child as usize] == self.g.thread_len(child),

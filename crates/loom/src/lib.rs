@@ -11,9 +11,11 @@
 //! Differences from loom, all in the direction of the C/C++ model: SeqCst is
 //! SeqCst (loom treats it as AcqRel, so its SeqCst tests that fail under
 //! loom pass here); executions are explored once each by reads-from, so the
-//! exploration bounds of `model::Builder` (`max_branches`,
-//! `preemption_bound`, `max_permutations`, checkpoints) are accepted and
-//! ignored, except `max_duration` and `max_threads`.
+//! bounds of `model::Builder` that tame loom's own search (`max_branches`,
+//! `max_permutations`, checkpoints) are accepted and ignored;
+//! `preemption_bound` (`LOOM_MAX_PREEMPTIONS`) bounds the exploration as in
+//! loom (every execution loom reaches within it is explored, each once),
+//! and `max_duration` and `max_threads` are honoured.
 
 pub mod alloc;
 pub mod cell;

@@ -489,6 +489,9 @@ pub struct Event {
     /// False once the event is in the prefix of a write that revisited a read:
     /// such events may never be removed again.
     pub revisitable: bool,
+    /// The thread yielded right after this event (`yield_now`, a spin-loop
+    /// hint): a switch there preempts nothing (see the explorer's bound).
+    pub yields: bool,
 }
 
 impl Event {
@@ -500,6 +503,7 @@ impl Event {
             read_val: 0,
             spurious_fail: false,
             revisitable: true,
+            yields: false,
         }
     }
     #[inline]

@@ -256,7 +256,7 @@ impl FiberDriver {
                     Pending::Finished
                 }
                 CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
-                CoroutineResult::Yield(Request::Spin { site }) => {
+                CoroutineResult::Yield(Request::Spin { site, yields }) => {
                     if self.spin_is_idle(g, t, site) {
                         crate::WAIT_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         Pending::Act(
@@ -266,6 +266,15 @@ impl FiberDriver {
                             site,
                         )
                     } else {
+                        // Recorded on the event before the hint (the same
+                        // on every replay: the thread is deterministic).
+                        let done = self.slot(t).done;
+                        if yields && done > 0 && done <= g.thread_len(t) {
+                            let id = EventId::new(t, done - 1);
+                            if !g.event(id).yields {
+                                g.update_event(id, |e| e.yields = true);
+                            }
+                        }
                         input = Outcome::default();
                         continue;
                     }

@@ -137,8 +137,9 @@ pub(crate) enum Request {
     },
     /// Start a thread running `main`.
     Spawn { main: ThreadMain, site: Site },
-    /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut.
-    Spin { site: Site },
+    /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut;
+    /// `yields` when the program itself yielded there.
+    Spin { site: Site, yields: bool },
     /// The thread ended without returning (see [`finish_thread`]): its
     /// result is recorded, its fiber is never resumed.
     Finish,
@@ -901,8 +902,19 @@ pub fn join(child: u32, site: Site) -> ThreadResult {
 /// `yield_now` / `spin_loop`: marks the end of one iteration of a wait loop.
 /// An iteration that only read what the previous one read is cut (that
 /// execution is blocked; the one where a newer value arrives is explored).
+/// The program yielded there: a preemption bound counts no preemption for
+/// a switch right after it.
 pub fn spin_hint(site: Site) {
-    suspend(Request::Spin { site });
+    suspend(Request::Spin { site, yields: true });
+}
+
+/// [`spin_hint`] for a place the runtime chose itself (a C loop's head),
+/// where the program did not yield: a switch there is a preemption.
+pub fn loop_hint(site: Site) {
+    suspend(Request::Spin {
+        site,
+        yields: false,
+    });
 }
 
 /// Records the panic the hook saw last (the hook keeps messages of modelled
