@@ -228,12 +228,7 @@ fn check(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 200,
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0x11FE)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(200, 0x11FE))]
 
     #[test]
     fn live_outcomes_are_exhaustive_outcomes(threads in prop::collection::vec(prop::collection::vec(op(true), 1..4), 2..4)) {

@@ -277,12 +277,7 @@ proptest! {
     // A fixed seed keeps CI deterministic; set PROPTEST_CASES (and change the
     // seed) to search further. Larger searches currently find the misses
     // recorded in `known_misses` below.
-    #![proptest_config(ProptestConfig {
-        cases: 300,
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0xC11C4EC)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(300, 0xC11C4EC))]
 
     #[test]
     fn explorer_equals_brute_force(threads in prop::collection::vec(prop::collection::vec(op(), 1..4), 2..4)) {
@@ -331,12 +326,7 @@ fn weak_cas_thread() -> impl Strategy<Value = Vec<Op>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 150,
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0xC11C_3EAC)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(150, 0xC11C_3EAC))]
 
     #[test]
     fn weak_cas_retries_equal_brute_force(
@@ -578,12 +568,7 @@ fn check_bounded(src: &str, model: Model) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 200,
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0x0C11_CB0D)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(200, 0x0C11_CB0D))]
 
     #[test]
     fn preemption_bounded_exploration_equals_the_definition(

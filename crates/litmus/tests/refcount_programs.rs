@@ -192,12 +192,7 @@ fn check(src: &str, model: Model, ax: AxModel) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 300,
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(common::proptest_seed(0xA8C)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(300, 0xA8C))]
 
     #[test]
     fn one_execution_per_refcount_class(

@@ -5,23 +5,30 @@
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
-/// Reads a counter in one critical section and writes it in the next: an
-/// increment is lost only when a thread is preempted between the two.
-fn lost_update() {
-    let x = Arc::new(Mutex::new(0));
-    let handles: Vec<_> = (0..2)
-        .map(|_| {
-            let x = x.clone();
+/// Two threads each claim a slot if it is free, checking in one critical
+/// section and claiming in the next: both claim it only when one is
+/// preempted between the two.
+fn double_claim() {
+    let slot = Arc::new(Mutex::new(None));
+    let claimers: Vec<_> = [1, 2]
+        .into_iter()
+        .map(|id| {
+            let slot = slot.clone();
             thread::spawn(move || {
-                let v = *x.lock().unwrap();
-                *x.lock().unwrap() = v + 1;
+                let free = slot.lock().unwrap().is_none();
+                if free {
+                    assert_eq!(
+                        slot.lock().unwrap().replace(id),
+                        None,
+                        "a claimed slot was claimed again"
+                    );
+                }
             })
         })
         .collect();
-    for h in handles {
-        h.join().unwrap();
+    for c in claimers {
+        c.join().unwrap();
     }
-    assert_eq!(*x.lock().unwrap(), 2, "an increment was lost");
 }
 
 fn bounded(k: usize) -> loom::model::Builder {
@@ -31,12 +38,12 @@ fn bounded(k: usize) -> loom::model::Builder {
 }
 
 #[test]
-fn within_no_preemption_the_lost_update_is_not_reached() {
-    bounded(0).check(lost_update);
+fn within_no_preemption_the_double_claim_is_not_reached() {
+    bounded(0).check(double_claim);
 }
 
 #[test]
-#[should_panic(expected = "an increment was lost")]
-fn within_one_preemption_the_lost_update_is_found() {
-    bounded(1).check(lost_update);
+#[should_panic(expected = "a claimed slot was claimed again")]
+fn within_one_preemption_the_double_claim_is_found() {
+    bounded(1).check(double_claim);
 }

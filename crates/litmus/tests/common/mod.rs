@@ -55,3 +55,14 @@ pub fn proptest_seed(default: u64) -> u64 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
 }
+
+/// A property test's settings: `cases` programs from a fixed seed (see
+/// [`proptest_seed`]), no failure file.
+pub fn proptest_config(cases: u32, seed: u64) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(proptest_seed(seed)),
+        ..proptest::test_runner::Config::default()
+    }
+}
