@@ -147,8 +147,8 @@ impl TestReport {
         if self.stats.over_bound + self.stats.bound_pruned > 0 {
             let _ = writeln!(
                 s,
-                "Warning: the preemption bound left out executions ({} complete, {} partial \
-                 abandoned); the states above are those within it",
+                "Warning: the preemption bound left out {} executions (and abandoned {} partial \
+                 ones); the states above are those within it",
                 self.stats.over_bound, self.stats.bound_pruned
             );
         }
