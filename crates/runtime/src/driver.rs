@@ -256,8 +256,8 @@ impl FiberDriver {
                     Pending::Finished
                 }
                 CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
-                CoroutineResult::Yield(Request::Spin { site, yields, cut }) => {
-                    if cut && self.spin_is_idle(g, t, site) {
+                CoroutineResult::Yield(Request::Spin { site, yields }) => {
+                    if self.spin_is_idle(g, t, site) {
                         crate::WAIT_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         Pending::Act(
                             Action::Block {

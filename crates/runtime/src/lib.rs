@@ -137,10 +137,9 @@ pub(crate) enum Request {
     },
     /// Start a thread running `main`.
     Spawn { main: ThreadMain, site: Site },
-    /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut
-    /// (unless not `cut`: a loop that counts); `yields` when the program
-    /// itself yielded there.
-    Spin { site: Site, yields: bool, cut: bool },
+    /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut;
+    /// `yields` when the program itself yielded there.
+    Spin { site: Site, yields: bool },
     /// The thread ended without returning (see [`finish_thread`]): its
     /// result is recorded, its fiber is never resumed.
     Finish,
@@ -906,22 +905,7 @@ pub fn join(child: u32, site: Site) -> ThreadResult {
 /// The program yielded there: a preemption bound counts no preemption for
 /// a switch right after it.
 pub fn spin_hint(site: Site) {
-    suspend(Request::Spin {
-        site,
-        yields: true,
-        cut: true,
-    });
-}
-
-/// The program yielded where its loop is no wait (it counts, see the C
-/// runtime's `program_spin_hint`): nothing is cut, but a preemption bound
-/// counts no preemption for a switch right after it.
-pub fn yielded(site: Site) {
-    suspend(Request::Spin {
-        site,
-        yields: true,
-        cut: false,
-    });
+    suspend(Request::Spin { site, yields: true });
 }
 
 /// [`spin_hint`] for a place the runtime chose itself (a C loop's head),
@@ -930,7 +914,6 @@ pub fn loop_hint(site: Site) {
     suspend(Request::Spin {
         site,
         yields: false,
-        cut: true,
     });
 }
 
