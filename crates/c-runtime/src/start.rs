@@ -100,6 +100,13 @@ fn config() -> RunConfig {
     let seed = setting("C11CHECK_SEED").unwrap_or(0xC11C);
     let pct_depth: Option<u32> = setting("C11CHECK_PCT");
     let live = std::env::var("C11CHECK_LIVE").map_or(true, |v| v.trim() != "0");
+    if setting::<u32>("C11CHECK_PREEMPTIONS").is_some()
+        && setting::<u64>("C11CHECK_ITERATIONS").is_some()
+    {
+        usage_error(
+            "C11CHECK_PREEMPTIONS and C11CHECK_ITERATIONS are both set: the preemption bound applies to exhaustive exploration; unset one",
+        );
+    }
     RunConfig {
         strategy: match setting("C11CHECK_ITERATIONS") {
             Some(iterations) if live || pct_depth.is_some() => Strategy::Live { iterations, seed },

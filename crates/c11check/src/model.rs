@@ -259,10 +259,23 @@ impl Builder {
     }
 
     /// Explores `f`; returns what was explored, or the report of the first bug.
+    ///
+    /// # Panics
+    ///
+    /// With both a preemption bound and random executions: the bound
+    /// applies to exhaustive exploration only.
+    #[track_caller]
     pub fn explore<F>(&self, f: F) -> Result<Summary, Box<Report>>
     where
         F: Fn() + Send + Sync + 'static,
     {
+        if let (Some(k), Some(n)) = (self.preemption_bound, self.random_iterations) {
+            panic!(
+                "c11check: a preemption bound ({k}) and random executions ({n}) were both asked \
+                 for; the bound applies to exhaustive exploration: drop one \
+                 (C11CHECK_PREEMPTIONS / C11CHECK_ITERATIONS)"
+            );
+        }
         c11check_runtime::set_before_op_hook(crate::sync::atomic::publish_exclusive_writes);
         let main = move || {
             f();

@@ -104,3 +104,12 @@ fn a_switch_right_after_a_yield_is_free() {
     assert_eq!(all.stats.executions, 2);
     assert_eq!(one.stats.executions, 2);
 }
+
+#[test]
+#[should_panic(expected = "the bound applies to exhaustive exploration")]
+fn a_bound_with_random_executions_is_refused() {
+    let _ = Builder::new()
+        .preemption_bound(1)
+        .random(10)
+        .explore(lost_update);
+}
