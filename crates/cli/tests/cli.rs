@@ -144,24 +144,15 @@ fn cc_links_the_runtime_shared_or_static_and_run_checks_the_program() {
 fn preemption_bound_leaves_out_the_deadlock_that_needs_a_preemption() {
     // Two threads take two locks in opposite orders: they deadlock only
     // when one is preempted between its two acquisitions.
-    let (code, out, err) = c11check(&[
-        "litmus",
-        "--preemption-bound",
-        "0",
-        "litmus/LOCK+ABBA.litmus",
-    ]);
+    let abba = |k: &str| c11check(&["litmus", "--preemption-bound", k, "litmus/LOCK+ABBA.litmus"]);
+    let (code, out, err) = abba("0");
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Executions 2 Blocked 0"), "{out}");
     assert!(
         out.contains("the preemption bound left out 1 executions"),
         "{out}"
     );
-    let (code, out, err) = c11check(&[
-        "litmus",
-        "--preemption-bound",
-        "1",
-        "litmus/LOCK+ABBA.litmus",
-    ]);
+    let (code, out, err) = abba("1");
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Executions 2 Blocked 1"), "{out}");
     assert!(!out.contains("left out"), "{out}");
