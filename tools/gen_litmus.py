@@ -2,7 +2,7 @@
 """Writes c11check's own litmus suite (litmus/*.litmus).
 
 Each test records what it must show (@observation, optionally per model, @race,
-@states) and why, in `@` lines the test suite checks. Expectations come from
+@states, @robust) and why, in `@` lines the test suite checks. Expectations come from
 the memory-model rules, not from running c11check. Run from the repository
 root: python3 tools/gen_litmus.py
 """
@@ -19,9 +19,26 @@ def UNLOCK(l): return f"spin_unlock({l});"
 
 TESTS = []
 
-def test(name, threads, cond, obs, why, race=None, states=None, init=None, obs_model=None, locs_na=()):
+def test(name, threads, cond, obs, why, race=None, states=None, init=None, obs_model=None, locs_na=(),
+         robust=None):
     TESTS.append(dict(name=name, threads=threads, cond=cond, obs=obs, why=why, race=race,
-                      states=states, init=init, obs_model=obs_model or {}, locs_na=locs_na))
+                      states=states, init=init, obs_model=obs_model or {}, locs_na=locs_na,
+                      robust=robust or {}))
+
+# The classic shapes: their only cycle of po, rf, mo and fr over atomic
+# accesses is the one the condition names, so a shape is robust against SC
+# exactly when its condition is never observed (and a violation is visible
+# in the final state).
+SHAPES = ("SB", "MP", "LB", "IRIW", "WRC", "ISA2", "RWC", "WWC", "R", "S", "2")
+
+def robust_of(t, obs):
+    """@robust for a test whose observation is `obs`: the shape rule, else yes
+    (the other families' accesses are to one location, where coherence
+    forbids a cycle, or non-atomic, which robustness leaves to race
+    detection, or ordered by locks), unless the test says otherwise."""
+    if t["name"].split("+")[0] in SHAPES:
+        return "yes" if obs == "Never" else "no"
+    return "yes"
 
 def used_locations(lines, candidates=("x", "y", "z", "w", "d", "zero", "zero2", "l", "m")):
     """Locations named (as whole words) in `lines`, register names aside."""
@@ -75,7 +92,8 @@ test("MP+na+rel+acq", [["*x = 1;", W("y", 1, "rel")], [R("r0", "y", "acq"), "int
      "1:r0=1 /\\ 1:r1=0", "Never", "guarded non-atomic read after synchronisation: no race",
      race=False, locs_na=("x",), states="1:r0=0; 1:r1=-1 | 1:r0=1; 1:r1=1")
 test("MP+na+rlx", [["*x = 1;", W("y", 1, "rlx")], [R("r0", "y", "rlx"), "int r1 = -1;", "if (r0 == 1) { r1 = *x; }"]],
-     "1:r0=1 /\\ 1:r1=0", "Sometimes", "relaxed flag: the non-atomic read races with the write", race=True, locs_na=("x",))
+     "1:r0=1 /\\ 1:r1=0", "Sometimes", "relaxed flag: the non-atomic read races with the write", race=True, locs_na=("x",),
+     robust={"": "yes"})  # its one atomic location cannot close a cycle; the race is reported as such
 test("MP+na+unguarded", [["*x = 1;", W("y", 1, "rel")], [R("r0", "y", "acq"), "int r1 = *x;"]],
      "1:r0=1 /\\ 1:r1=0", "Never", "when the flag is not seen, the unguarded read races", race=True, locs_na=("x",))
 
@@ -236,6 +254,13 @@ def render(t):
         lines.append("@race no")
     if t["states"]:
         lines.append(f"@states {t['states']}")
+    lines.append(f"@robust {t['robust'].get('', robust_of(t, t['obs']))}")
+    for m, (o, _) in t["obs_model"].items():
+        if m not in t["robust"]:
+            lines.append(f"@robust.{m} {robust_of(t, o)}")
+    for m, r in t["robust"].items():
+        if m:
+            lines.append(f"@robust.{m} {r}")
     lines.append(f"@why {t['why']}")
     out.append("(* " + "\n   ".join(lines) + " *)")
     out.append("")
@@ -270,6 +295,41 @@ test("LOCK+trylock", [["int r0 = spin_trylock(l);"], ["int r0 = spin_trylock(l);
      states="0:r0=0; 1:r0=1 | 0:r0=1; 1:r0=0")
 test("LOCK+ABBA", [[LOCK("l"), LOCK("m"), UNLOCK("m"), UNLOCK("l")], [LOCK("m"), LOCK("l"), UNLOCK("l"), UNLOCK("m")]],
      "[l]=0 /\\ [m]=0", "Always", "executions that deadlock never complete; every complete one releases both locks")
+
+# --- Robustness against SC (checked with `c11check litmus --robustness`; the
+# observation lines are for the ordinary run)
+def WAIT(x, v): return f"while (atomic_load_explicit({x}, memory_order_relaxed) != {v}) {{}}"
+test("ROB+wait+SB-flags", [[W("x", 1, "rlx"), WAIT("y", 1)], [W("y", 1, "rlx"), WAIT("x", 1)]],
+     "x=1 /\\ y=1", "Always",
+     "each thread waits for the other's flag: the turns that saw 0 are left out, and what is left is SC",
+     robust={"": "yes"})
+test("ROB+wait+SB-zero", [[W("x", 1, "rlx"), WAIT("y", 0)], [W("y", 1, "rlx"), WAIT("x", 0)]],
+     "x=1 /\\ y=1", "Always",
+     "both waits end only by reading 0 after their own store: store buffering (blocked executions leave no state)",
+     robust={"": "no"})
+test("ROB+WW-unobserved", [[W("x", 1, "rlx"), W("y", 1, "rlx")], [W("y", 1, "rlx"), W("x", 1, "rlx")]],
+     "x=1 /\\ y=1", "Always",
+     "2+2W with equal values: a non-SC modification order that no read and no final value shows",
+     robust={"": "unobservable"})
+test("ROB+RS-samethread", [[W("x", 1, "rlx"), W("y", 1, "rel"), W("y", 2, "rlx")],
+                           [R("r0", "y", "acq"), R("r1", "x", "rlx")]],
+     "1:r0=2 /\\ 1:r1=0", "Sometimes",
+     "C++20's release sequence holds RMWs only: reading the later relaxed store does not synchronise; RC11's "
+     "(C++11's) holds the thread's later stores too",
+     race=False, obs_model={"rc11": ("Never", False)}, robust={"": "no", "rc11": "yes"})
+test("ROB+RS-rmw", [[W("x", 1, "rlx"), W("y", 1, "rel")], ["int r0 = atomic_fetch_add_explicit(y, 1, memory_order_relaxed);"],
+                    [R("r1", "y", "acq"), R("r2", "x", "rlx")]],
+     "2:r1=2 /\\ 2:r2=0", "Never",
+     "an RMW continues the release sequence: reading it synchronises with the release store")
+test("ROB+RMW-atomicity", [["int r0 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed);", R("r1", "y", "rlx")],
+                           ["int r0 = atomic_fetch_add_explicit(y, 1, memory_order_relaxed);", R("r1", "x", "rlx")]],
+     "0:r1=0 /\\ 1:r1=0", "Sometimes",
+     "store buffering with RMWs as the stores: relaxed RMWs do not order the later load",
+     robust={"": "no"})
+test("ROB+RMW-sc-fence", [["int r0 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed);", F("sc"), R("r1", "y", "rlx")],
+                          ["int r0 = atomic_fetch_add_explicit(y, 1, memory_order_relaxed);", F("sc"), R("r1", "x", "rlx")]],
+     "0:r1=0 /\\ 1:r1=0", "Never",
+     "seq_cst fences between each RMW and the load restore SC")
 
 if __name__ == "__main__":
     os.makedirs("litmus", exist_ok=True)

@@ -697,54 +697,7 @@ fn enumerate_porf(
                 Next::Blocked => blocked = true,
                 Next::Pending(a) => {
                     any_pending = true;
-                    let id = EventId::new(t as u32, state[t].len() as u32);
-                    let mut choices: Vec<(Value, bool, Option<EventId>)> = Vec::new();
-                    if let Some(loc) = a.loc().filter(|_| a.reads()) {
-                        let mut writes = vec![(EventId::init(loc), init[loc.0 as usize])];
-                        for (u, th) in state.iter().enumerate() {
-                            for (i, s) in th.iter().enumerate() {
-                                if s.wrote && s.action.loc() == Some(loc) {
-                                    let ev = make_event(u as u32, i as u32, s.action, s.rval, true);
-                                    writes.push((EventId::new(u as u32, i as u32), ev.wval));
-                                }
-                            }
-                        }
-                        for (w, v) in writes {
-                            match a {
-                                Action::Cas { weak, .. } => {
-                                    let ok = cas_succeeds(&a, v);
-                                    choices.push((v, ok, Some(w)));
-                                    // A thread fails spuriously at most once
-                                    // on the same write (the explorer's
-                                    // fairness rule).
-                                    let failed_on_w = state[t].iter().any(|s| {
-                                        s.rf == Some(w)
-                                            && !s.wrote
-                                            && s.action.loc() == Some(loc)
-                                            && cas_succeeds(&s.action, s.rval)
-                                            && matches!(s.action, Action::Cas { weak: true, .. })
-                                    });
-                                    if weak && ok && !failed_on_w {
-                                        choices.push((v, false, Some(w)));
-                                    }
-                                }
-                                _ => choices.push((v, a.may_write(), Some(w))),
-                            }
-                        }
-                    } else {
-                        choices.push((0, a.may_write(), None));
-                    }
-                    let _ = id;
-                    for (v, wrote, rf) in choices {
-                        let mut next = state.clone();
-                        next[t].push(Step {
-                            action: a,
-                            rval: v,
-                            wrote,
-                            rf,
-                        });
-                        stack.push(next);
-                    }
+                    stack.extend(successors(&init, &state, t, a));
                 }
             }
         }
@@ -752,25 +705,7 @@ fn enumerate_porf(
             continue;
         }
         // A complete execution: events and rf are fixed; try every mo.
-        let mut evs = init_events(&init);
-        let mut index_of: BTreeMap<EventId, usize> = BTreeMap::new();
-        for l in 0..init.len() {
-            index_of.insert(EventId::init(Loc(l as u32)), l);
-        }
-        for (t, th) in state.iter().enumerate() {
-            for (i, s) in th.iter().enumerate() {
-                index_of.insert(EventId::new(t as u32, i as u32), evs.len());
-                evs.push(make_event(t as u32, i as u32, s.action, s.rval, s.wrote));
-            }
-        }
-        let mut rf = vec![None; evs.len()];
-        for (t, th) in state.iter().enumerate() {
-            for (i, s) in th.iter().enumerate() {
-                if let Some(w) = s.rf {
-                    rf[index_of[&EventId::new(t as u32, i as u32)]] = Some(index_of[&w]);
-                }
-            }
-        }
+        let (evs, rf) = candidate_of(&init, &state);
         // Coherence is per location and, in these models, hb does not depend on
         // mo: keep only the per-location orders that pass `hb;eco?` and atomicity
         // before trying their combinations against all axioms.
@@ -791,6 +726,168 @@ fn enumerate_porf(
         });
     }
     Ok(out)
+}
+
+/// The states that follow `state` when thread `t` performs `a`: one per
+/// write it can read (and, for a weak CAS, per spurious failure).
+fn successors(init: &[Value], state: &[Vec<Step>], t: usize, a: Action) -> Vec<Vec<Vec<Step>>> {
+    let mut choices: Vec<(Value, bool, Option<EventId>)> = Vec::new();
+    if let Some(loc) = a.loc().filter(|_| a.reads()) {
+        let mut writes = vec![(EventId::init(loc), init[loc.0 as usize])];
+        for (u, th) in state.iter().enumerate() {
+            for (i, s) in th.iter().enumerate() {
+                if s.wrote && s.action.loc() == Some(loc) {
+                    let ev = make_event(u as u32, i as u32, s.action, s.rval, true);
+                    writes.push((EventId::new(u as u32, i as u32), ev.wval));
+                }
+            }
+        }
+        for (w, v) in writes {
+            match a {
+                Action::Cas { weak, .. } => {
+                    let ok = cas_succeeds(&a, v);
+                    choices.push((v, ok, Some(w)));
+                    // A thread fails spuriously at most once on the same
+                    // write (the explorer's fairness rule).
+                    let failed_on_w = state[t].iter().any(|s| {
+                        s.rf == Some(w)
+                            && !s.wrote
+                            && s.action.loc() == Some(loc)
+                            && cas_succeeds(&s.action, s.rval)
+                            && matches!(s.action, Action::Cas { weak: true, .. })
+                    });
+                    if weak && ok && !failed_on_w {
+                        choices.push((v, false, Some(w)));
+                    }
+                }
+                _ => choices.push((v, a.may_write(), Some(w))),
+            }
+        }
+    } else {
+        choices.push((0, a.may_write(), None));
+    }
+    choices
+        .into_iter()
+        .map(|(v, wrote, rf)| {
+            let mut next = state.to_vec();
+            next[t].push(Step {
+                action: a,
+                rval: v,
+                wrote,
+                rf,
+            });
+            next
+        })
+        .collect()
+}
+
+/// The events (initialisation writes first) and reads-from of a state.
+fn candidate_of(init: &[Value], state: &[Vec<Step>]) -> (Vec<Ev>, Vec<Option<usize>>) {
+    let mut evs = init_events(init);
+    let mut index_of: BTreeMap<EventId, usize> = BTreeMap::new();
+    for l in 0..init.len() {
+        index_of.insert(EventId::init(Loc(l as u32)), l);
+    }
+    for (t, th) in state.iter().enumerate() {
+        for (i, s) in th.iter().enumerate() {
+            index_of.insert(EventId::new(t as u32, i as u32), evs.len());
+            evs.push(make_event(t as u32, i as u32, s.action, s.rval, s.wrote));
+        }
+    }
+    let mut rf = vec![None; evs.len()];
+    for (t, th) in state.iter().enumerate() {
+        for (i, s) in th.iter().enumerate() {
+            if let Some(w) = s.rf {
+                rf[index_of[&EventId::new(t as u32, i as u32)]] = Some(index_of[&w]);
+            }
+        }
+    }
+    (evs, rf)
+}
+
+/// Whether `p` is robust against SC under `model`: every consistent
+/// candidate (reads-from and modification order) of every reachable state,
+/// partial ones included, is SC, i.e. po ∪ rf ∪ mo ∪ fr is acyclic over its
+/// atomic accesses. The definition itself, by brute force: every state and
+/// every modification order (the explorer's check visits complete and
+/// blocked graphs only and orders chains lazily).
+pub fn robust(p: &dyn TraceProgram, model: AxModel, limit: u64) -> Result<bool, EnumError> {
+    let init = p.init();
+    let nt = p.num_threads();
+    let mut seen: std::collections::HashSet<Vec<Vec<Step>>> = std::collections::HashSet::new();
+    let mut stack: Vec<Vec<Vec<Step>>> = vec![vec![Vec::new(); nt]];
+    while let Some(state) = stack.pop() {
+        if !seen.insert(state.clone()) {
+            continue;
+        }
+        if seen.len() as u64 > limit {
+            return Err(EnumError::TooLarge);
+        }
+        for t in 0..nt {
+            if let Next::Pending(a) = next_of(p, t, &state[t]) {
+                stack.extend(successors(&init, &state, t, a));
+            }
+        }
+        let (evs, rf) = candidate_of(&init, &state);
+        let probe = Candidate {
+            evs: evs.clone(),
+            rf: rf.clone(),
+            mo: BTreeMap::new(),
+        };
+        let hb = happens_before(&probe, model);
+        let mut non_sc = false;
+        for_each_mo_filtered(&evs, &|l, order| coherent_at(&probe, &hb, l, order), |mo| {
+            if non_sc {
+                return;
+            }
+            let cand = Candidate {
+                evs: evs.clone(),
+                rf: rf.clone(),
+                mo,
+            };
+            // The SC test first: it is the cheaper one and nearly always passes.
+            if !sc_acyclic(&cand) && check(&cand, model).consistent {
+                non_sc = true;
+            }
+        });
+        if non_sc {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Whether po ∪ rf ∪ mo ∪ fr is acyclic over the atomic accesses of `c`
+/// (initialisation writes count as atomic).
+fn sc_acyclic(c: &Candidate) -> bool {
+    let evs = &c.evs;
+    let n = evs.len();
+    let counted = |i: usize| evs[i].thread.is_none() || evs[i].atomic();
+    let po = Rel::from_fn(n, |a, b| {
+        evs[a].thread.is_some() && evs[a].thread == evs[b].thread && evs[a].index < evs[b].index
+    });
+    let mut rf = Rel::empty(n);
+    for (r, w) in c.rf.iter().enumerate() {
+        if let Some(w) = *w {
+            if counted(r) && counted(w) {
+                rf.set(w, r);
+            }
+        }
+    }
+    let mut mo = Rel::empty(n);
+    for order in c.mo.values() {
+        for (i, &a) in order.iter().enumerate() {
+            for &b in &order[i + 1..] {
+                if counted(a) && counted(b) {
+                    mo.set(a, b);
+                }
+            }
+        }
+    }
+    let fr = rf.inverse().seq(&mo).minus(&Rel::id_on(n, |_| true));
+    let keep = Rel::id_on(n, counted);
+    let po = keep.seq(&po).seq(&keep);
+    po.union(&rf).union(&mo).union(&fr).acyclic()
 }
 
 /// `hb` of the rc11-style models (it does not depend on mo there).

@@ -67,16 +67,23 @@ impl Rel {
     pub fn opt(&self) -> Rel {
         Rel::from_fn(self.n, |a, b| a == b || self.get(a, b))
     }
-    /// `r+`
+    /// `r+` (Warshall: after round `k`, paths through intermediates below
+    /// `k + 1` are edges).
     pub fn plus(&self) -> Rel {
+        let n = self.n;
         let mut r = self.clone();
-        loop {
-            let next = r.union(&r.seq(self));
-            if next == r {
-                return r;
+        for k in 0..n {
+            for a in 0..n {
+                if r.get(a, k) {
+                    for b in 0..n {
+                        if r.get(k, b) {
+                            r.set(a, b);
+                        }
+                    }
+                }
             }
-            r = next;
         }
+        r
     }
     /// `r*`
     pub fn star(&self) -> Rel {

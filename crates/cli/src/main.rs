@@ -106,6 +106,13 @@ struct LitmusArgs {
     /// Print only the summary table.
     #[arg(long, short)]
     quiet: bool,
+    /// Check robustness against SC instead: whether every execution the
+    /// model allows (with every modification order it allows) is
+    /// sequentially consistent; a violation is shown as a po/rf/mo/fr cycle.
+    /// Exits with 1 when a test is not robust (or differs from its
+    /// `@robust` line).
+    #[arg(long, conflicts_with_all = ["random", "preemption_bound"])]
+    robustness: bool,
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -200,6 +207,55 @@ fn litmus(args: LitmusArgs) -> ExitCode {
                 continue;
             }
         };
+        if args.robustness {
+            if brute {
+                eprintln!("error: --robustness needs cpp20, rc11 or sc, not c11");
+                return ExitCode::from(2);
+            }
+            let r = c11check_litmus::robust::check_robustness(&test, &opts);
+            let check = match std::fs::read_to_string(f)
+                .ok()
+                .map(|src| own_expectation(&src, &args.model))
+                .filter(|e| e.robust.is_some())
+            {
+                // With no `@robust` line to compare with, a test that is not
+                // (or not known to be) robust fails the run.
+                None if r.robust() != Some(true) => {
+                    mismatches += 1;
+                    "not robust".to_string()
+                }
+                None => "-".to_string(),
+                Some(e) => {
+                    checked += 1;
+                    match e.robust_mismatch(&r) {
+                        None => "match".to_string(),
+                        Some(m) => {
+                            mismatches += 1;
+                            eprintln!("MISMATCH {}: {m}", f.display());
+                            format!("MISMATCH: {m}")
+                        }
+                    }
+                }
+            };
+            if args.json {
+                println!("{}", r.json());
+            } else if !args.quiet {
+                print!("{}", r.text());
+                if many {
+                    println!();
+                }
+            }
+            rows.push(Row {
+                name: r.name.clone(),
+                verdict: format!("robust {}", r.verdict.name()),
+                states: 0,
+                executions: r.executions,
+                blocked: 0,
+                ms: r.stats.elapsed.as_secs_f64() * 1e3,
+                check,
+            });
+            continue;
+        }
         let report = if brute {
             match run_test_brute(&test, AxModel::C11, "c11", args.loop_bound) {
                 Ok(r) => r,

@@ -166,3 +166,54 @@ fn preemption_bound_leaves_out_the_deadlock_that_needs_a_preemption() {
     ]);
     assert_eq!(code, 2, "the bound is for exhaustive exploration: {err}");
 }
+
+#[test]
+fn robustness_reports_the_cycle_as_json_and_fails_a_non_robust_test() {
+    let (code, out, err) = c11check(&[
+        "litmus",
+        "--robustness",
+        "--json",
+        "litmus/SB+rlx.litmus",
+        "litmus/MP+rel+acq.litmus",
+    ]);
+    // Both match their `@robust` lines.
+    assert_eq!(code, 0, "{err}");
+    let v: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(v[0]["robust"], false);
+    assert_eq!(v[0]["robustness"], "no");
+    let cycle = v[0]["witness"]["cycle"].as_array().unwrap();
+    let edges: Vec<&str> = cycle.iter().map(|s| s["edge"].as_str().unwrap()).collect();
+    assert_eq!(edges, ["po", "fr", "po", "fr"], "{out}");
+    assert_eq!(v[0]["witness"]["observable"], true);
+    assert_eq!(v[1]["robust"], true);
+    assert!(v[1]["witness"].is_null());
+    // A test with no `@robust` line that is not robust fails the run.
+    let dir = std::env::temp_dir().join(format!("c11check-cli-robust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("sb.litmus");
+    let src = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus/SB+rlx.litmus"),
+    )
+    .unwrap();
+    let bare: String = src
+        .lines()
+        .filter(|l| !l.contains("@robust"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&f, bare).unwrap();
+    let (code, out, _) = c11check(&["litmus", "--robustness", f.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Not robust"), "{out}");
+    let (code, _, err) = c11check(&[
+        "litmus",
+        "--robustness",
+        "--random",
+        "5",
+        "litmus/SB+rlx.litmus",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,6 +8,7 @@
 //!    @observation.rc11 Sometimes      -- per-model override
 //!    @states 1:r0=0; 1:r1=0 | 1:r0=1; 1:r1=1
 //!    @race no
+//!    @robust no                       -- yes, no, or unobservable
 //!    @why release/acquire on y orders the store to x before the read *)
 //! ```
 
@@ -24,6 +25,9 @@ pub struct Expectation {
     pub ok: Option<bool>,
     pub states: Option<BTreeSet<Vec<String>>>,
     pub race: Option<bool>,
+    /// `@robust`: `yes`, `no` or `unobservable` (see
+    /// [`crate::robust::Verdict::name`]).
+    pub robust: Option<String>,
     /// Executions herd counted (positive + negative), when it ran the test.
     pub herd_executions: Option<u64>,
     /// Where the expectation came from (for messages).
@@ -36,6 +40,15 @@ impl Expectation {
             && self.ok.is_none()
             && self.states.is_none()
             && self.race.is_none()
+            && self.robust.is_none()
+    }
+
+    /// How a robustness check differs from the `@robust` line (`None`
+    /// when they agree or the test has none).
+    pub fn robust_mismatch(&self, r: &crate::robust::RobustnessReport) -> Option<String> {
+        let want = self.robust.as_deref()?;
+        let got = r.verdict.name();
+        (want != got).then(|| format!("robust {got} (expected {want})"))
     }
 
     /// Differences between the expectation and a report (empty when they agree).
@@ -110,6 +123,10 @@ pub fn own_expectation(src: &str, model: &str) -> Expectation {
     for (k, v) in specific {
         apply(&mut e, &k, &v);
     }
+    // Under SC every execution is SC.
+    if model == "sc" && e.robust.is_some() && !src.contains("@robust.sc") {
+        e.robust = Some("yes".into());
+    }
     e
 }
 
@@ -117,6 +134,7 @@ fn apply(e: &mut Expectation, key: &str, val: &str) {
     match key {
         "observation" => e.observation = Some(val.to_string()),
         "race" => e.race = Some(matches!(val, "yes" | "true")),
+        "robust" => e.robust = Some(val.to_string()),
         "states" => {
             e.states = Some(
                 val.split('|')
@@ -151,6 +169,7 @@ pub fn herd_expectation(
             ok: h.ok,
             states: Some(h.states),
             race: Some(h.race),
+            robust: None,
             herd_executions: Some(h.positive + h.negative),
             source: p.display().to_string(),
         }),

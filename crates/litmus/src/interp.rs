@@ -29,6 +29,12 @@ pub struct ThreadEnd {
     pub blocked: bool,
 }
 
+/// The turns of empty-bodied `while` loops whose condition held (the loop
+/// went round again) and wrote nothing: each as the range of the thread's
+/// event indices its condition performed. Robustness leaves them out, as if
+/// the loop had waited without looking (see `c11check_model::robust`).
+pub type WaitTurns = Vec<(u32, u32)>;
+
 /// Why interpretation stopped early.
 enum Halt {
     /// The oracle declined to answer.
@@ -42,6 +48,10 @@ struct Interp<'o> {
     oracle: &'o mut dyn FnMut(Action) -> Option<Reply>,
     loop_bound: u32,
     blocked: bool,
+    /// Events the oracle answered so far, and how many of them wrote.
+    asked: u32,
+    wrote: u32,
+    wait_turns: WaitTurns,
 }
 
 /// Runs thread `t` of `test` from its start. Loops run at most `loop_bound` times
@@ -52,22 +62,37 @@ pub fn run_thread(
     loop_bound: u32,
     oracle: &mut dyn FnMut(Action) -> Option<Reply>,
 ) -> Result<ThreadEnd, Pending> {
+    run_thread_turns(test, t, loop_bound, oracle).0
+}
+
+/// [`run_thread`], also returning the failed turns of its wait loops (as
+/// far as it ran).
+pub fn run_thread_turns(
+    test: &LitmusTest,
+    t: usize,
+    loop_bound: u32,
+    oracle: &mut dyn FnMut(Action) -> Option<Reply>,
+) -> (Result<ThreadEnd, Pending>, WaitTurns) {
     let th = &test.threads[t];
     let mut it = Interp {
         locals: vec![0; th.locals.len()],
         oracle,
         loop_bound,
         blocked: false,
+        asked: 0,
+        wrote: 0,
+        wait_turns: Vec::new(),
     };
     match it.block(&th.body) {
         Ok(()) => {}
-        Err(Halt::Pending) => return Err(Pending),
+        Err(Halt::Pending) => return (Err(Pending), it.wait_turns),
         Err(Halt::Blocked) => it.blocked = true,
     }
-    Ok(ThreadEnd {
+    let end = ThreadEnd {
         locals: it.locals,
         blocked: it.blocked,
-    })
+    };
+    (Ok(end), it.wait_turns)
 }
 
 impl Interp<'_> {
@@ -87,7 +112,14 @@ impl Interp<'_> {
     }
 
     fn ask(&mut self, a: Action) -> Result<Reply, Halt> {
-        (self.oracle)(a).ok_or(Halt::Pending)
+        let r = (self.oracle)(a).ok_or(Halt::Pending)?;
+        self.asked += 1;
+        let wrote = match a {
+            Action::Cas { .. } => r.wrote,
+            _ => a.may_write(),
+        };
+        self.wrote += wrote as u32;
+        Ok(r)
     }
 
     fn block(&mut self, stmts: &[Stmt]) -> Result<(), Halt> {
@@ -120,7 +152,14 @@ impl Interp<'_> {
                 }
                 Stmt::While(c, body) => {
                     let mut n = 0;
-                    while self.eval(c)? != 0 {
+                    loop {
+                        let (asked, wrote) = (self.asked, self.wrote);
+                        if self.eval(c)? == 0 {
+                            break;
+                        }
+                        if body.is_empty() && self.wrote == wrote {
+                            self.wait_turns.push((asked, self.asked));
+                        }
                         if n == self.loop_bound {
                             self.ask(Action::Block {
                                 reason: BlockReason::Bound,
@@ -329,6 +368,23 @@ impl LitmusProgram<'_> {
             Ok(end) => Ok(end),
             Err(Pending) => Err(pending.expect("pending action")),
         }
+    }
+}
+
+impl LitmusProgram<'_> {
+    /// The failed wait-loop turns of thread `t` in `g` (see [`WaitTurns`]).
+    pub fn wait_turns(&self, g: &ExecutionGraph, t: u32) -> WaitTurns {
+        let evs = g.thread_events(t);
+        let mut i = 0;
+        run_thread_turns(self.test, t as usize, self.loop_bound, &mut |_| {
+            let e = evs.get(i)?;
+            i += 1;
+            Some(Reply {
+                val: e.read_val,
+                wrote: e.is_write(),
+            })
+        })
+        .1
     }
 }
 

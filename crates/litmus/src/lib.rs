@@ -7,6 +7,7 @@ pub mod interp;
 pub mod lexer;
 pub mod live;
 pub mod parser;
+pub mod robust;
 pub mod run;
 
 pub use ast::LitmusTest;

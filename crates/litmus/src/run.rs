@@ -95,11 +95,7 @@ impl TestReport {
 
     /// A state as herd prints it: `0:r0=1; [x]=2;`.
     pub fn state_line(&self, vals: &[Value]) -> String {
-        let mut s = String::new();
-        for (k, v) in self.keys.iter().zip(vals) {
-            let _ = write!(s, "{}={}; ", k.herd_name(), v);
-        }
-        s.trim_end().to_string()
+        state_line(&self.keys, vals)
     }
 
     /// The report in herd7's layout, plus c11check's own counters.
@@ -187,6 +183,15 @@ impl TestReport {
             "time_ms": self.stats.elapsed.as_secs_f64() * 1e3,
         })
     }
+}
+
+/// A state (values in `keys` order) as herd prints it: `0:r0=1; [x]=2;`.
+pub fn state_line(keys: &[Key], vals: &[Value]) -> String {
+    let mut s = String::new();
+    for (k, v) in keys.iter().zip(vals) {
+        let _ = write!(s, "{}={}; ", k.herd_name(), v);
+    }
+    s.trim_end().to_string()
 }
 
 /// The condition as herd prints it.

@@ -579,3 +579,48 @@ proptest! {
         check_bounded(&src, Model::Sc)?;
     }
 }
+
+/// Robustness against SC decided by the explorer (each visited graph with
+/// every modification order its model allows) equals the definition applied
+/// by brute force (every state, partial ones included, every order).
+fn check_robustness(src: &str, model: Model, ax: AxModel) -> Result<bool, TestCaseError> {
+    let test = parse(src).map_err(|e| TestCaseError::fail(format!("parse: {e:?}\n{src}")))?;
+    let opts = RunOptions {
+        model,
+        ..Default::default()
+    };
+    let report = c11check_litmus::robust::check_robustness(&test, &opts);
+    let program = LitmusProgram {
+        test: &test,
+        loop_bound: 3,
+    };
+    let brute = c11check_axiomatic::robust(&program, ax, 1_000_000)
+        .map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+    prop_assert_eq!(
+        report.robust(),
+        Some(brute),
+        "{:?}: explorer says {} ({}), brute force robust = {}\n{}",
+        model,
+        report.verdict.name(),
+        report.text(),
+        brute,
+        src
+    );
+    if std::env::var_os("C11CHECK_ROBUST_TALLY").is_some() {
+        eprintln!("ROBUST-TALLY {model:?} {brute}");
+    }
+    Ok(brute)
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(60, 0x5C_0B05))]
+
+    #[test]
+    fn robustness_equals_brute_force(threads in prop::collection::vec(prop::collection::vec(simple_op(), 2..4), 2..4)) {
+        let src = render(&threads);
+        check_robustness(&src, Model::Cpp20, AxModel::Cpp20)?;
+        check_robustness(&src, Model::Rc11, AxModel::Rc11)?;
+        // Under SC every execution is SC.
+        prop_assert!(check_robustness(&src, Model::Sc, AxModel::Sc)?);
+    }
+}

@@ -574,7 +574,7 @@ fn join_slice(dst: &mut [u32], src: &[u32]) {
 }
 
 /// Adds `a -> b` to a closed chain order (the caller ensures `b -> a` is absent).
-fn add_closed_edge(order: &mut BitMatrix, a: usize, b: usize) {
+pub(crate) fn add_closed_edge(order: &mut BitMatrix, a: usize, b: usize) {
     let n = order.len();
     let mut row_b: Vec<u64> = order.row(b).to_vec();
     let w = b / 64;
@@ -977,6 +977,13 @@ impl<'g> Analysis<'g> {
             !(self.partial && self.needs_sc_search()),
             "the seq_cst axiom needs the analysis of every location"
         );
+        let orders = self.orders_with_maxima(maxima)?;
+        self.complete_sc(orders)
+    }
+
+    /// The forced chain orders of every location, with each `(loc, write)`
+    /// of `maxima` ordered last; `None` when one cannot be.
+    pub(crate) fn orders_with_maxima(&self, maxima: &[(Loc, EventId)]) -> Option<Vec<BitMatrix>> {
         let mut orders: Vec<BitMatrix> = self.locs.iter().map(|l| l.order.clone()).collect();
         for &(loc, w) in maxima {
             let lm = &self.locs[loc.0 as usize];
@@ -998,6 +1005,13 @@ impl<'g> Analysis<'g> {
                 }
             }
         }
+        Some(orders)
+    }
+
+    /// Completes `orders` (chain orders per location, transitively closed)
+    /// at the locations the seq_cst axiom looks at so that it holds, or
+    /// `None` when no completion satisfies it.
+    pub(crate) fn complete_sc(&self, mut orders: Vec<BitMatrix>) -> Option<Vec<BitMatrix>> {
         if !self.needs_sc_search() {
             return Some(orders);
         }
@@ -1009,7 +1023,7 @@ impl<'g> Analysis<'g> {
         }
     }
 
-    fn needs_sc_search(&self) -> bool {
+    pub(crate) fn needs_sc_search(&self) -> bool {
         self.model == Model::Sc || self.has_sc_event || self.has_sc_fence
     }
 

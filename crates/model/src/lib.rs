@@ -13,6 +13,7 @@ pub mod live;
 pub mod location;
 mod memo;
 mod psc;
+pub mod robust;
 
 pub use consistency::{
     check, is_consistent, is_sc_consistent_given_coherence, needs_sc_search, Analysis,
