@@ -691,3 +691,99 @@ int main() { pthread_t t; pthread_create(&t, 0, spin, 0); pthread_join(t, 0); re
     assert!(err.contains("hang.c:5:"), "{err}");
     assert!(err.contains("Build that code with `c11check cc`"), "{err}");
 }
+
+#[test]
+fn robustness_reports_store_buffering_and_passes_waits_for_each_others_flags() {
+    let sb = build(
+        "rob_sb",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int x, y;
+int a, b;
+void *other(void *p) {
+  atomic_store_explicit(&y, 1, memory_order_relaxed);
+  b = atomic_load_explicit(&x, memory_order_relaxed);
+  return 0;
+}
+int main() {
+  pthread_t t; pthread_create(&t, 0, other, 0);
+  atomic_store_explicit(&x, 1, memory_order_relaxed);
+  a = atomic_load_explicit(&y, memory_order_relaxed);
+  pthread_join(t, 0);
+  return 0;
+}
+"#,
+    );
+    assert_passes(&sb, &[], 4);
+    let (code, err) = run(&sb, &[("C11CHECK_ROBUSTNESS", "1")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("c11check found a robustness violation"),
+        "{err}"
+    );
+    // The cycle in the program's terms: its variables and lines.
+    assert!(err.contains("store(Relaxed) y := 1 at "), "{err}");
+    assert!(
+        err.contains("load(Relaxed) x = 0 (reads the initial value) at "),
+        "{err}"
+    );
+    assert!(err.contains("rob_sb.c:7:"), "{err}");
+    assert!(err.contains("-fr->"), "{err}");
+
+    // Each thread raises its flag and waits for the other's, one with an
+    // empty loop, one yielding: the turns that saw 0 do not count.
+    let barrier = build(
+        "rob_barrier",
+        r#"#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+atomic_int x, y;
+void *other(void *p) {
+  atomic_store_explicit(&y, 1, memory_order_relaxed);
+  while (atomic_load_explicit(&x, memory_order_relaxed) != 1) sched_yield();
+  return 0;
+}
+int main() {
+  pthread_t t; pthread_create(&t, 0, other, 0);
+  atomic_store_explicit(&x, 1, memory_order_relaxed);
+  while (atomic_load_explicit(&y, memory_order_relaxed) != 1) ;
+  pthread_join(t, 0);
+  return 0;
+}
+"#,
+    );
+    assert_passes(&barrier, &[("C11CHECK_ROBUSTNESS", "1")], 6);
+
+    // A loop that reads twice, counting, is no wait: its first read counts.
+    let counting = build(
+        "rob_counting",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int x, y;
+int a, b;
+void *other(void *p) {
+  atomic_store_explicit(&y, 1, memory_order_relaxed);
+  atomic_store_explicit(&y, 2, memory_order_relaxed);
+  b = atomic_load_explicit(&x, memory_order_relaxed);
+  return 0;
+}
+int main() {
+  pthread_t t; pthread_create(&t, 0, other, 0);
+  atomic_store_explicit(&x, 1, memory_order_relaxed);
+  for (int i = 0; i < 2; i++) a += atomic_load_explicit(&y, memory_order_relaxed);
+  pthread_join(t, 0);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&counting, &[("C11CHECK_ROBUSTNESS", "1")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("robustness violation"), "{err}");
+    // Live random runs build no graph to check: refused with a message.
+    let (code, err) = run(
+        &sb,
+        &[("C11CHECK_ROBUSTNESS", "1"), ("C11CHECK_ITERATIONS", "10")],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("C11CHECK_LIVE=0"), "{err}");
+}

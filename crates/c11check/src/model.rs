@@ -81,6 +81,13 @@ pub struct Builder {
     /// whole. Most bugs need few preemptions; the summary says how many
     /// executions the bound left out. `C11CHECK_PREEMPTIONS`.
     pub preemption_bound: Option<u32>,
+    /// Also report an execution the memory model allows that no
+    /// interleaving of the threads produces (robustness against SC): the
+    /// code is then not safe to reason about one thread step at a time.
+    /// Every modification order the model allows counts; the failed turns
+    /// of wait loops with `spin_loop()` or `yield_now()` do not. Exhaustive
+    /// and graph-based random runs (`live` off). `C11CHECK_ROBUSTNESS=1`.
+    pub robustness: bool,
 }
 
 impl Default for Builder {
@@ -125,6 +132,7 @@ impl Builder {
             spurious_failures: std::env::var("C11CHECK_SPURIOUS_FAILURES")
                 .map_or(true, |v| v.trim() != "0"),
             preemption_bound: env("C11CHECK_PREEMPTIONS"),
+            robustness: std::env::var("C11CHECK_ROBUSTNESS").is_ok_and(|v| v.trim() != "0"),
         }
     }
 
@@ -210,6 +218,11 @@ impl Builder {
         self.preemption_bound = Some(k);
         self
     }
+    /// Sets [`Builder::robustness`].
+    pub fn robustness(mut self) -> Self {
+        self.robustness = true;
+        self
+    }
     /// Sets [`Builder::max_steps`].
     pub fn max_steps(mut self, n: u32) -> Self {
         self.max_steps = n;
@@ -255,6 +268,7 @@ impl Builder {
             report_races: true,
             report_livelocks: true,
             preemption_bound: self.preemption_bound,
+            robustness: self.robustness,
         }
     }
 
@@ -263,7 +277,8 @@ impl Builder {
     /// # Panics
     ///
     /// With both a preemption bound and random executions: the bound
-    /// applies to exhaustive exploration only.
+    /// applies to exhaustive exploration only. With robustness and live
+    /// random runs, which build no execution graph to check.
     #[track_caller]
     pub fn explore<F>(&self, f: F) -> Result<Summary, Box<Report>>
     where
@@ -274,6 +289,17 @@ impl Builder {
                 "c11check: a preemption bound ({k}) and random executions ({n}) were both asked \
                  for; the bound applies to exhaustive exploration: drop one \
                  (C11CHECK_PREEMPTIONS / C11CHECK_ITERATIONS)"
+            );
+        }
+        if let (true, Some(n), true) = (
+            self.robustness,
+            self.random_iterations,
+            self.live || self.pct_depth.is_some(),
+        ) {
+            panic!(
+                "c11check: robustness was asked for with {n} live random executions, which \
+                 build no execution graph to check: explore exhaustively, or set live off \
+                 (C11CHECK_LIVE=0) for random executions as graphs"
             );
         }
         c11check_runtime::set_before_op_hook(crate::sync::atomic::publish_exclusive_writes);

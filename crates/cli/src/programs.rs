@@ -363,6 +363,10 @@ pub struct RunArgs {
     /// Stop after this many seconds.
     #[arg(long)]
     timeout: Option<f64>,
+    /// Also report an execution the model allows that no interleaving of
+    /// the threads produces (robustness against SC).
+    #[arg(long, conflicts_with = "random")]
+    robustness: bool,
     /// Re-run only the execution of this replay string (from a report).
     #[arg(long)]
     replay: Option<String>,
@@ -404,6 +408,7 @@ pub fn run_program(a: RunArgs) -> ExitCode {
         "C11CHECK_PREEMPTIONS",
         a.preemption_bound.map(|n| n.to_string()),
     );
+    set("C11CHECK_ROBUSTNESS", a.robustness.then(|| "1".to_string()));
     set("C11CHECK_REPLAY", a.replay.clone());
     set("C11CHECK_JSON", a.json.then(|| "1".to_string()));
     if a.pct.is_some() && a.random.is_none() {

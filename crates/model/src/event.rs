@@ -492,6 +492,10 @@ pub struct Event {
     /// The thread yielded right after this event (`yield_now`, a spin-loop
     /// hint): a switch there preempts nothing (see the explorer's bound).
     pub yields: bool,
+    /// A spin hint came right after this event (a yield, or a C loop's
+    /// head): a turn of a wait loop may end here (see robustness's failed
+    /// turns).
+    pub spins: bool,
 }
 
 impl Event {
@@ -504,6 +508,7 @@ impl Event {
             spurious_fail: false,
             revisitable: true,
             yields: false,
+            spins: false,
         }
     }
     #[inline]

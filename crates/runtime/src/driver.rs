@@ -269,10 +269,14 @@ impl FiberDriver {
                         // Recorded on the event before the hint (the same
                         // on every replay: the thread is deterministic).
                         let done = self.slot(t).done;
-                        if yields && done > 0 && done <= g.thread_len(t) {
+                        if done > 0 && done <= g.thread_len(t) {
                             let id = EventId::new(t, done - 1);
-                            if !g.event(id).yields {
-                                g.update_event(id, |e| e.yields = true);
+                            let e = g.event(id);
+                            if !e.spins || (yields && !e.yields) {
+                                g.update_event(id, |e| {
+                                    e.spins = true;
+                                    e.yields |= yields;
+                                });
                             }
                         }
                         input = Outcome::default();

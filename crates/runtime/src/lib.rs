@@ -23,6 +23,7 @@ mod fiber;
 mod live;
 mod overflow;
 mod report;
+mod robust;
 mod run;
 mod watchdog;
 
@@ -297,6 +298,9 @@ pub(crate) struct Shared {
     pub ignore_races: bool,
     /// Spins that can never end are not reported (`RunConfig::report_livelocks` off).
     pub ignore_livelocks: bool,
+    /// Executions that are not sequentially consistent are reported
+    /// (`RunConfig::robustness`).
+    pub check_robustness: bool,
     /// Per location of this execution: the address of the cell it was bound
     /// through and what that cell says of its object (for reports).
     pub bound: Vec<Option<(usize, Option<Made>)>>,

@@ -30,6 +30,9 @@ pub enum FailureKind {
     /// A load read memory nothing had written: a C program's fresh heap
     /// block (`malloc`, `new`), read before it was initialized.
     UninitializedRead,
+    /// An execution the model allows that no interleaving of the threads
+    /// produces (robustness against SC, `RunConfig::robustness`).
+    NotRobust,
     /// The code under test did not do the same thing when re-run.
     Nondeterminism,
     /// A bug of c11check itself.
@@ -57,6 +60,7 @@ impl FailureKind {
             FailureKind::Leak => "leak",
             FailureKind::UseAfterFree => "use after free",
             FailureKind::UninitializedRead => "read of uninitialized memory",
+            FailureKind::NotRobust => "robustness violation",
             FailureKind::Nondeterminism => "nondeterministic test",
             FailureKind::Internal => "internal error",
         }

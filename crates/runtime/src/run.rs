@@ -60,6 +60,10 @@ pub struct RunConfig {
     /// preempting threads at most this many times (see
     /// `c11check_explore::bound`).
     pub preemption_bound: Option<u32>,
+    /// Report an execution the model allows that is not sequentially
+    /// consistent (robustness against SC; `crate::robust`). Exhaustive and
+    /// graph-based random runs only.
+    pub robustness: bool,
 }
 
 impl Default for RunConfig {
@@ -79,6 +83,7 @@ impl Default for RunConfig {
             report_races: true,
             report_livelocks: true,
             preemption_bound: None,
+            robustness: false,
         }
     }
 }
@@ -116,6 +121,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     driver.shared.borrow_mut().strong_cas = !cfg.spurious_failures;
     driver.shared.borrow_mut().ignore_races = !cfg.report_races;
     driver.shared.borrow_mut().ignore_livelocks = !cfg.report_livelocks;
+    driver.shared.borrow_mut().check_robustness = cfg.robustness;
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
@@ -347,6 +353,11 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     }
     if let Some(f) = uninitialized_read(ex, state) {
         return Some(f);
+    }
+    if state.0.borrow().check_robustness {
+        if let Some(f) = crate::robust::violation(ex, state) {
+            return Some(f);
+        }
     }
     // The program called exit(): whatever the others wait for, they stop.
     if ex.ending != Ending::Complete && state.0.borrow().exited.is_some() {

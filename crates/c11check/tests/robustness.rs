@@ -1,0 +1,176 @@
+//! Robustness against SC through the Rust API (`Builder::robustness`): an
+//! execution the model allows that no interleaving produces is reported,
+//! with the cycle; wait loops' failed turns do not count.
+
+use c11check::hint::spin_loop;
+use c11check::model::Builder;
+use c11check::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use c11check::sync::Arc;
+use c11check::thread;
+use c11check_runtime::FailureKind;
+
+/// Two threads, each storing its flag and then reading the other's.
+fn store_buffering(
+    store: c11check::sync::atomic::Ordering,
+    load: c11check::sync::atomic::Ordering,
+) {
+    let x = Arc::new(AtomicUsize::new(0));
+    let y = Arc::new(AtomicUsize::new(0));
+    let (x2, y2) = (x.clone(), y.clone());
+    let t = thread::spawn(move || {
+        y2.store(1, store);
+        x2.load(load)
+    });
+    x.store(1, store);
+    let _ = y.load(load);
+    t.join().unwrap();
+}
+
+#[test]
+fn store_buffering_is_not_robust_and_the_report_shows_the_cycle() {
+    let r = Builder::new()
+        .robustness()
+        .explore(|| store_buffering(Relaxed, Relaxed))
+        .unwrap_err();
+    assert_eq!(r.failure.kind, FailureKind::NotRobust, "{r}");
+    let text = r.to_string();
+    if std::env::var_os("SHOW").is_some() {
+        eprintln!("{text}");
+    }
+    assert!(text.contains("-fr->") && text.contains("-po->"), "{text}");
+    assert!(text.contains("no interleaving"), "{text}");
+    // The cycle names both threads' store and load.
+    assert_eq!(r.failure.events.len(), 4, "{text}");
+    // Without the option the same test passes: nothing in it is a bug.
+    Builder::new()
+        .explore(|| store_buffering(Relaxed, Relaxed))
+        .unwrap();
+    // SeqCst restores SC.
+    Builder::new()
+        .robustness()
+        .explore(|| store_buffering(SeqCst, SeqCst))
+        .unwrap();
+}
+
+#[test]
+fn message_passing_with_release_and_acquire_is_robust() {
+    Builder::new()
+        .robustness()
+        .explore(|| {
+            let data = Arc::new(AtomicUsize::new(0));
+            let flag = Arc::new(AtomicBool::new(false));
+            let (d2, f2) = (data.clone(), flag.clone());
+            let t = thread::spawn(move || {
+                d2.store(1, Relaxed);
+                f2.store(true, Release);
+            });
+            if flag.load(Acquire) {
+                assert_eq!(data.load(Relaxed), 1);
+            }
+            t.join().unwrap();
+        })
+        .unwrap();
+    // With a relaxed flag it is not.
+    let r = Builder::new()
+        .robustness()
+        .explore(|| {
+            let data = Arc::new(AtomicUsize::new(0));
+            let flag = Arc::new(AtomicBool::new(false));
+            let (d2, f2) = (data.clone(), flag.clone());
+            let t = thread::spawn(move || {
+                d2.store(1, Relaxed);
+                f2.store(true, Relaxed);
+            });
+            if flag.load(Relaxed) {
+                let _ = data.load(Relaxed);
+            }
+            t.join().unwrap();
+        })
+        .unwrap_err();
+    assert_eq!(r.failure.kind, FailureKind::NotRobust, "{r}");
+}
+
+/// Each thread raises its flag and waits for the other's.
+fn flags_barrier(want: usize) {
+    let x = Arc::new(AtomicUsize::new(0));
+    let y = Arc::new(AtomicUsize::new(0));
+    let (x2, y2) = (x.clone(), y.clone());
+    let t = thread::spawn(move || {
+        y2.store(1, Relaxed);
+        while x2.load(Relaxed) != want {
+            spin_loop();
+        }
+    });
+    x.store(1, Relaxed);
+    while y.load(Relaxed) != want {
+        spin_loop();
+    }
+    t.join().unwrap();
+}
+
+#[test]
+fn a_wait_loops_stale_turns_do_not_count() {
+    // Both wait for the other's 1: the turns that saw 0 are left out, and
+    // what remains is SC (RSAN needs `wait(x == 1)` annotations for this).
+    Builder::new()
+        .robustness()
+        .explore(|| flags_barrier(1))
+        .unwrap();
+}
+
+#[test]
+fn a_wait_that_ends_on_a_stale_value_still_counts() {
+    // Thread 0 waits while y is 1; thread 1 sets y to 1, then 2, then reads
+    // x. Only the turns that saw 1 are left out: the turn that ends the wait
+    // on y's stale 0 while thread 1 reads x's stale 0 is store buffering.
+    let r = Builder::new()
+        .robustness()
+        .explore(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let y = Arc::new(AtomicUsize::new(0));
+            let (x2, y2) = (x.clone(), y.clone());
+            let t = thread::spawn(move || {
+                y2.store(1, Relaxed);
+                y2.store(2, Relaxed);
+                x2.load(Relaxed)
+            });
+            x.store(1, Relaxed);
+            while y.load(Relaxed) == 1 {
+                spin_loop();
+            }
+            t.join().unwrap();
+        })
+        .unwrap_err();
+    assert_eq!(r.failure.kind, FailureKind::NotRobust, "{r}");
+}
+
+#[test]
+fn a_spin_lock_with_a_compare_exchange_loop_is_robust() {
+    Builder::new()
+        .robustness()
+        .explore(|| {
+            let lock = Arc::new(AtomicBool::new(false));
+            let count = Arc::new(AtomicUsize::new(0));
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let (lock, count) = (lock.clone(), count.clone());
+                    thread::spawn(move || {
+                        while lock
+                            .compare_exchange(false, true, Acquire, Relaxed)
+                            .is_err()
+                        {
+                            spin_loop();
+                        }
+                        let v = count.load(Relaxed);
+                        count.store(v + 1, Relaxed);
+                        lock.store(false, Release);
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            assert_eq!(count.load(Relaxed), 2);
+        })
+        .unwrap();
+}

@@ -1,0 +1,170 @@
+//! Robustness against SC for programs run on fibers: an execution the
+//! model allows that no interleaving of the threads produces is reported
+//! (`RunConfig::robustness`). The check itself is `c11check_model::robust`.
+//!
+//! Failed turns of wait loops do not count: a wait that saw stale values
+//! before the one it waited for is the wait that saw it at once. A turn
+//! that ends at a spin hint (`hint::spin_loop`, `thread::yield_now`, a C
+//! loop's head; the event before it has `spins` set) and is followed by the
+//! same accesses at the same places (the loop's next turn; a store's value
+//! is part of its access, so a loop that counts in memory never matches),
+//! or that repeats the turn before it where the runtime cut an idle wait
+//! (`Block` for `Wait`), and that writes nothing atomic, is left out, with
+//! the same turns before it (a C loop's first turns come before its first
+//! hint). A plain store of a value its turn read (a C temporary at -O0)
+//! matches one of another value read the same way. The shortest such turn
+//! is taken, so that nothing but the wait's own accesses is left out.
+//!
+//! Reference-count updates (`Arc`) do not count either: the explorer treats
+//! their order as unobservable (it explores one order of commuting
+//! updates).
+
+use crate::driver::ExecutionState;
+use crate::report::{describe_event, Failure, FailureKind};
+use c11check_explore::Execution;
+use c11check_model::robust::{sc_violation, Robustness};
+use c11check_model::{Action, Analysis, BlockReason, EventId, ExecutionGraph, MemOrder};
+
+/// Turns are compared up to this many events.
+const MAX_TURN: u32 = 64;
+
+/// For each thread and event: whether it belongs to a failed wait turn.
+pub(crate) fn wait_turns(g: &ExecutionGraph, state: &ExecutionState) -> Vec<Vec<bool>> {
+    (0..g.num_threads() as u32)
+        .map(|t| {
+            let evs = g.thread_events(t);
+            let n = evs.len() as u32;
+            let mut out = vec![false; n as usize];
+            // A plain store of a value a read of its turn (from `start`)
+            // returned: a C temporary at -O0, which holds what the turn read
+            // (the turn that ends the wait stores another value there).
+            let copy_of_read = |k: u32, start: u32| match evs[k as usize].action {
+                Action::Store {
+                    ord: MemOrder::NonAtomic,
+                    val,
+                    ..
+                } => {
+                    (start..k).any(|m| evs[m as usize].is_read() && evs[m as usize].read_val == val)
+                }
+                _ => false,
+            };
+            // Whether the turns of `len` events from `a` and from `b` are the
+            // same accesses at the same places.
+            let same_turn = |a: u32, b: u32, len: u32| {
+                (0..len).all(|k| {
+                    let (i, j) = (a + k, b + k);
+                    let (x, y) = (&evs[i as usize].action, &evs[j as usize].action);
+                    let same_access =
+                        x == y || (x.loc() == y.loc() && copy_of_read(i, a) && copy_of_read(j, b));
+                    same_access && state.site(EventId::new(t, i)) == state.site(EventId::new(t, j))
+                })
+            };
+            // A turn that writes nothing atomic: plain stores (a C loop's
+            // temporaries at -O0) take no part in robustness.
+            let quiet = |from: u32, to: u32| {
+                (from..to).all(|i| {
+                    let e = &evs[i as usize];
+                    !e.is_write() || e.ord() == MemOrder::NonAtomic
+                })
+            };
+            // Marks the failed turn `[c - len, c)` and the same turns
+            // before it (a loop's first turns come before its first hint).
+            let mut mark = |c: u32, len: u32| {
+                let mut s = c - len;
+                out[s as usize..c as usize].fill(true);
+                while s >= len && same_turn(s - len, s, len) && quiet(s - len, s) {
+                    s -= len;
+                    out[s as usize..(s + len) as usize].fill(true);
+                }
+            };
+            for (i, e) in evs.iter().enumerate() {
+                let i = i as u32;
+                // A turn ends at `c`, and the turn from `c` repeats it.
+                if e.spins {
+                    let c = i + 1;
+                    let turn = (1..=MAX_TURN.min(c).min(n - c))
+                        .find(|&l| same_turn(c - l, c, l) && quiet(c - l, c));
+                    if let Some(l) = turn {
+                        mark(c, l);
+                    }
+                }
+                // The runtime cut an idle wait here: the turn before the cut
+                // repeats the one before it.
+                if matches!(
+                    e.action,
+                    Action::Block {
+                        reason: BlockReason::Wait
+                    }
+                ) {
+                    let c = i;
+                    let turn = (1..=MAX_TURN.min(c / 2))
+                        .find(|&l| same_turn(c - 2 * l, c - l, l) && quiet(c - l, c));
+                    if let Some(l) = turn {
+                        mark(c, l);
+                    }
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// The failure of an execution the model allows with some modification
+/// order that makes it non-SC, if it is one.
+pub(crate) fn violation(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
+    let full;
+    let a = if ex.analysis.is_partial() {
+        full = Analysis::new(ex.graph, ex.analysis.model).ok()?;
+        &full
+    } else {
+        ex.analysis
+    };
+    let g = ex.graph;
+    let turns = wait_turns(g, state);
+    // Reference-count updates (`Arc`) are explored as commuting: their order
+    // is not the program's to observe, and not explored either.
+    let ignored =
+        |id: EventId| turns[id.thread as usize][id.index as usize] || g.event(id).is_refcount();
+    let cycle = match sc_violation(a, &ignored, &[]) {
+        Robustness::Robust => return None,
+        Robustness::Undecided => {
+            return Some(Failure {
+                kind: FailureKind::NotRobust,
+                message: format!(
+                    "robustness undecided: an execution has more than {} modification orders \
+                     to try; the check cannot say whether it is sequentially consistent",
+                    c11check_model::robust::MAX_ORDERS
+                ),
+                threads: vec![],
+                events: vec![],
+            })
+        }
+        Robustness::Violation(c) => c,
+    };
+    let mut lines = Vec::new();
+    for &(id, edge) in &cycle.steps {
+        lines.push(format!(
+            "    {}\n      -{}->",
+            describe_event(g, id, state.site(id)),
+            edge.name()
+        ));
+    }
+    lines.push("    (back to the first)".to_string());
+    let mut threads: Vec<u32> = cycle.steps.iter().map(|(id, _)| id.thread).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    Some(Failure {
+        kind: FailureKind::NotRobust,
+        message: format!(
+            "not robust: {} allows this execution, but no interleaving of the threads produces \
+             it (po, rf, mo and fr form a cycle, so it is not sequentially consistent):\n{}\n  \
+             Reasoning about the code as if it ran one thread step at a time misses it. Making \
+             the accesses on the cycle SeqCst, or putting fence(SeqCst) between each po step's \
+             two accesses, rules the cycle out.",
+            ex.analysis.model,
+            lines.join("\n")
+        ),
+        threads,
+        events: cycle.steps.iter().map(|&(id, _)| id).collect(),
+    })
+}
