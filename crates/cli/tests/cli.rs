@@ -188,6 +188,13 @@ fn robustness_reports_the_cycle_as_json_and_fails_a_non_robust_test() {
     let edges: Vec<&str> = cycle.iter().map(|s| s["edge"].as_str().unwrap()).collect();
     assert_eq!(edges, ["po", "fr", "po", "fr"], "{out}");
     assert_eq!(v[0]["witness"]["observable"], true);
+    // The repair: a seq_cst fence in each thread.
+    let repair = v[0]["repair"].as_array().unwrap();
+    assert_eq!(repair.len(), 2, "{out}");
+    assert!(repair[0]
+        .as_str()
+        .unwrap()
+        .contains("atomic_thread_fence(memory_order_seq_cst)"));
     assert_eq!(v[1]["robust"], true);
     assert!(v[1]["witness"].is_null());
     // A test with no `@robust` line that is not robust fails the run.

@@ -52,6 +52,11 @@ struct Interp<'o> {
     asked: u32,
     wrote: u32,
     wait_turns: WaitTurns,
+    /// The access expression the next answered action comes from (its
+    /// address in the test; 0 for other actions), and that of each action
+    /// answered so far (see [`LitmusProgram::event_nodes`]).
+    node: usize,
+    nodes: Vec<usize>,
 }
 
 /// Runs thread `t` of `test` from its start. Loops run at most `loop_bound` times
@@ -82,8 +87,12 @@ pub fn run_thread_turns(
         asked: 0,
         wrote: 0,
         wait_turns: Vec::new(),
+        node: 0,
+        nodes: Vec::new(),
     };
-    match it.block(&th.body) {
+    let r = it.block(&th.body);
+    LAST_NODES.with(|n| *n.borrow_mut() = std::mem::take(&mut it.nodes));
+    match r {
         Ok(()) => {}
         Err(Halt::Pending) => return (Err(Pending), it.wait_turns),
         Err(Halt::Blocked) => it.blocked = true,
@@ -93,6 +102,11 @@ pub fn run_thread_turns(
         blocked: it.blocked,
     };
     (Ok(end), it.wait_turns)
+}
+
+thread_local! {
+    /// The nodes of the last thread run (see [`LitmusProgram::event_nodes`]).
+    static LAST_NODES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Interp<'_> {
@@ -112,7 +126,9 @@ impl Interp<'_> {
     }
 
     fn ask(&mut self, a: Action) -> Result<Reply, Halt> {
+        let node = std::mem::take(&mut self.node);
         let r = (self.oracle)(a).ok_or(Halt::Pending)?;
+        self.nodes.push(node);
         self.asked += 1;
         let wrote = match a {
             Action::Cas { .. } => r.wrote,
@@ -228,11 +244,13 @@ impl Interp<'_> {
             }
             Expr::Load { loc, ord } => {
                 let loc = self.loc(loc)?;
+                self.node = e as *const Expr as usize;
                 self.ask(Action::Load { loc, ord: *ord })?.val
             }
             Expr::Store { loc, val, ord } => {
                 let loc = self.loc(loc)?;
                 let val = self.eval(val)?;
+                self.node = e as *const Expr as usize;
                 self.ask(Action::Store {
                     loc,
                     ord: *ord,
@@ -243,6 +261,7 @@ impl Interp<'_> {
             Expr::Rmw { loc, op, val, ord } => {
                 let loc = self.loc(loc)?;
                 let operand = self.eval(val)?;
+                self.node = e as *const Expr as usize;
                 let read = self
                     .ask(Action::Rmw {
                         loc,
@@ -274,6 +293,7 @@ impl Interp<'_> {
                     })?
                     .val;
                 let new = self.eval(desired)?;
+                self.node = e as *const Expr as usize;
                 let r = self.ask(Action::Cas {
                     loc,
                     expected: exp,
@@ -294,6 +314,7 @@ impl Interp<'_> {
                 r.wrote as Value
             }
             Expr::Fence(ord) => {
+                self.node = e as *const Expr as usize;
                 self.ask(Action::Fence { ord: *ord })?;
                 0
             }
@@ -372,6 +393,13 @@ impl LitmusProgram<'_> {
 }
 
 impl LitmusProgram<'_> {
+    /// For each event of thread `t` in `g`: the address of the access
+    /// expression of `self.test` it comes from (0 for others).
+    pub fn event_nodes(&self, g: &ExecutionGraph, t: u32) -> Vec<usize> {
+        let _ = self.wait_turns(g, t);
+        LAST_NODES.with(|n| std::mem::take(&mut *n.borrow_mut()))
+    }
+
     /// The failed wait-loop turns of thread `t` in `g` (see [`WaitTurns`]).
     pub fn wait_turns(&self, g: &ExecutionGraph, t: u32) -> WaitTurns {
         let evs = g.thread_events(t);

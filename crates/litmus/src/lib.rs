@@ -7,6 +7,7 @@ pub mod interp;
 pub mod lexer;
 pub mod live;
 pub mod parser;
+pub mod repair;
 pub mod robust;
 pub mod run;
 

@@ -50,6 +50,10 @@ pub struct Witness {
     /// The cycle: each access with the edge to the next (the last leads
     /// back to the first).
     pub cycle: Vec<(String, Edge)>,
+    /// The access expression (its address in the checked test; 0 for an
+    /// initial value) of each step, with the edge that leaves it: what
+    /// [`crate::repair::repair`] starts from.
+    pub nodes: Vec<(usize, Edge)>,
     /// The final state it ends in (herd's spelling), when it completes.
     pub state: Option<String>,
     /// Whether no SC execution ends in that state.
@@ -83,6 +87,10 @@ pub struct RobustnessReport {
     pub undecided: u64,
     /// An observable violation when there is one, else the first found.
     pub witness: Option<Witness>,
+    /// For a test that is not robust, when asked for
+    /// ([`check_and_repair`]): the edits of a smallest repair found, in
+    /// the file's terms, or `None` when none was found.
+    pub repair: Option<Option<Vec<String>>>,
     pub stats: Stats,
 }
 
@@ -126,6 +134,21 @@ impl RobustnessReport {
                         (None, _) => s.push_str("It does not complete (a thread blocks)\n"),
                     }
                 }
+                match &self.repair {
+                    Some(Some(edits)) => {
+                        s.push_str(
+                            "Repair (a smallest set of strengthenings that makes it robust):\n",
+                        );
+                        for e in edits {
+                            s.push_str(&format!("  {e}\n"));
+                        }
+                    }
+                    Some(None) => s.push_str(&format!(
+                        "Repair: no set of at most {} strengthenings found\n",
+                        crate::repair::MAX_EDITS
+                    )),
+                    None => {}
+                }
             }
         }
         s
@@ -151,6 +174,7 @@ impl RobustnessReport {
             "violations": self.violations,
             "undecided": self.undecided,
             "witness": witness,
+            "repair": self.repair.clone().flatten(),
             "time_ms": self.stats.elapsed.as_secs_f64() * 1e3,
         })
     }
@@ -225,7 +249,25 @@ pub fn check_robustness(test: &LitmusTest, opts: &RunOptions) -> RobustnessRepor
                 };
                 if better {
                     let state = crate::run::state_line(&keys, vals);
+                    let nodes: Vec<Vec<usize>> = (0..ex.graph.num_threads() as u32)
+                        .map(|t| program.event_nodes(ex.graph, t))
+                        .collect();
                     f.witness = Some(Witness {
+                        nodes: cycle
+                            .steps
+                            .iter()
+                            .map(|&(id, k)| {
+                                let node = if id.is_init() {
+                                    0
+                                } else {
+                                    nodes[id.thread as usize]
+                                        .get(id.index as usize)
+                                        .copied()
+                                        .unwrap_or(0)
+                                };
+                                (node, k)
+                            })
+                            .collect(),
                         cycle: cycle
                             .steps
                             .iter()
@@ -258,8 +300,29 @@ pub fn check_robustness(test: &LitmusTest, opts: &RunOptions) -> RobustnessRepor
         violations: f.violations,
         undecided: f.undecided,
         witness: f.witness,
+        repair: None,
         stats,
     }
+}
+
+/// [`check_robustness`], and for a test that is not robust a smallest
+/// repair ([`crate::repair::repair`]), checked under the same options.
+pub fn check_and_repair(test: &LitmusTest, opts: &RunOptions) -> RobustnessReport {
+    let start = std::time::Instant::now();
+    let mut r = check_robustness(test, opts);
+    if let (true, Some(w)) = (crate::repair::needed(r.verdict), &r.witness) {
+        r.repair = Some(match crate::repair::repair(test, opts, &w.nodes) {
+            crate::repair::Repair::Found(edits) => Some(
+                edits
+                    .iter()
+                    .map(|e| crate::repair::describe(test, e))
+                    .collect(),
+            ),
+            crate::repair::Repair::NotFound => None,
+        });
+    }
+    r.stats.elapsed = start.elapsed();
+    r
 }
 
 /// An access in the file's terms: `P0: W x=1 (relaxed)`.

@@ -158,3 +158,65 @@ fn sc_forbids_store_buffering() {
     assert_eq!(sc.states.len(), 3);
     assert_eq!(weak.states.len(), 4);
 }
+
+/// Every test of the suite that is not robust gets a repair that makes it
+/// robust, from which no edit can be dropped; the classic ones get the
+/// classic fixes.
+#[test]
+fn repairs_make_tests_robust_and_drop_nothing_needed() {
+    use c11check_litmus::repair::{apply, repair, Edit, Repair};
+    use c11check_litmus::robust::Verdict;
+    let dir = common::workspace_root().join("litmus");
+    let opts = RunOptions::default();
+    let mut repaired = 0;
+    for f in &common::litmus_files(&dir) {
+        let test = load(f).unwrap_or_else(|e| panic!("{e}"));
+        let r = check_robustness(&test, &opts);
+        let Some(w) = r.witness.as_ref() else {
+            continue;
+        };
+        let Repair::Found(edits) = repair(&test, &opts, &w.nodes) else {
+            panic!("{}: no repair found", f.display());
+        };
+        let fixed = apply(&test, &edits).unwrap();
+        assert_eq!(
+            check_robustness(&fixed, &opts).verdict,
+            Verdict::Robust,
+            "{}: {edits:?}",
+            f.display()
+        );
+        for i in 0..edits.len() {
+            let mut fewer = edits.clone();
+            fewer.remove(i);
+            let t = apply(&test, &fewer).unwrap();
+            assert_ne!(
+                check_robustness(&t, &opts).verdict,
+                Verdict::Robust,
+                "{}: {:?} is enough without {:?}",
+                f.display(),
+                fewer,
+                edits[i]
+            );
+        }
+        let name = test.name.as_str();
+        if name == "SB+rlx" {
+            // A seq_cst fence between each thread's store and load.
+            assert_eq!(edits.len(), 2, "{edits:?}");
+            assert!(
+                edits.iter().all(|e| matches!(e, Edit::FenceBefore { .. })),
+                "{edits:?}"
+            );
+        }
+        if name == "MP+rlx+rlx" {
+            // Release the flag, acquire it.
+            assert_eq!(edits.len(), 2, "{edits:?}");
+            assert!(
+                edits.iter().all(|e| matches!(e, Edit::Order { ord, .. }
+                    if matches!(ord, c11check_model::MemOrder::Acquire | c11check_model::MemOrder::Release))),
+                "{edits:?}"
+            );
+        }
+        repaired += 1;
+    }
+    assert!(repaired >= 20, "only {repaired} tests repaired");
+}
