@@ -1,6 +1,7 @@
 //! Helpers shared by the benchmark binaries, and the CDSChecker/C11Tester
 //! benchmark programs ([`suite`]), instantiated for c11check in [`c11`].
 
+pub mod rsan;
 pub mod suite;
 
 /// The command line of a bench binary, without the `--bench` cargo adds.

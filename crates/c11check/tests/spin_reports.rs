@@ -136,3 +136,40 @@ fn a_wait_loop_that_swaps_is_cut_as_one_that_loads() {
         .unwrap_or_else(|r| panic!("{r}"));
     assert_eq!(s.stats.executions, 200);
 }
+
+/// Peterson's lock with seq_cst: each thread may read its own `turn` store
+/// on a turn of its wait, but not both forever, since one of the two stores
+/// is later in modification order and its reader's partner then sees it.
+/// (Judged one thread at a time, each read could stay last, and this was
+/// reported as a livelock.)
+#[test]
+fn two_waits_on_their_own_stores_to_one_location_are_no_livelock() {
+    use c11check::hint::spin_loop;
+    use c11check::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    let summary = Builder::new()
+        .explore(|| {
+            let flag = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+            let turn = Arc::new(AtomicUsize::new(0));
+            let inside = Arc::new(AtomicUsize::new(0));
+            let handles: Vec<_> = (0..2)
+                .map(|i| {
+                    let (flag, turn, inside) = (flag.clone(), turn.clone(), inside.clone());
+                    thread::spawn(move || {
+                        flag[i].store(true, SeqCst);
+                        turn.store(1 - i, SeqCst);
+                        while flag[1 - i].load(SeqCst) && turn.load(SeqCst) == 1 - i {
+                            spin_loop();
+                        }
+                        assert_eq!(inside.fetch_add(1, SeqCst), 0, "both inside");
+                        inside.fetch_sub(1, SeqCst);
+                        flag[i].store(false, SeqCst);
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert!(summary.stats.executions > 0);
+}

@@ -550,6 +550,12 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
     };
     let mut lock_waits = Vec::new();
     let mut spins = Vec::new();
+    // The writes the spinning threads keep reading: all of them must be
+    // able to end modification order together (two threads that each
+    // keep reading their own store to one location cannot both go on
+    // reading it: one of the stores is the later, and that thread's
+    // other reader sees it).
+    let mut lasts: Vec<(c11check_model::Loc, EventId)> = Vec::new();
     for t in 0..g.num_threads() as u32 {
         let Some(Action::Block { reason }) = g.last_event(t).map(|e| e.action) else {
             continue;
@@ -618,9 +624,11 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                     // reads its write, unless another write comes after
                     // it in modification order.
                     if e.is_rmw() && e.written_value() == Some(e.read_val) {
-                        if !can_stay_last(EventId::new(t, i)) {
+                        let id = EventId::new(t, i);
+                        if !can_stay_last(id) {
                             return None;
                         }
+                        lasts.extend(e.loc().map(|l| (l, id)));
                         continue;
                     }
                     if !e.is_read() || e.is_write() {
@@ -630,12 +638,18 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                     if e.spurious_fail || !can_stay_last(e.rf.unwrap()) {
                         return None;
                     }
+                    lasts.extend(e.loc().map(|l| (l, e.rf.unwrap())));
                 }
                 spins.push(t);
             }
         }
     }
     if lock_waits.is_empty() && spins.is_empty() {
+        return None;
+    }
+    lasts.sort_unstable();
+    lasts.dedup();
+    if lasts.len() > 1 && !a.is_partial() && a.find_mo(&lasts).is_none() {
         return None;
     }
     // A spin inside a facade's wait (a condition variable, a barrier) that
