@@ -1,0 +1,109 @@
+//! `robustness [--random N]`: RSAN's benchmarks (`c11check_bench::rsan`) and
+//! the Chase-Lev deques of the benchmark suite checked for robustness
+//! against SC, each in a child process of its own: verdict, executions
+//! (to the first violation, or all), time, peak memory; with `--random N`
+//! also N random executions as graphs (the iteration of the first
+//! violation). The table of BENCHMARKS.md.
+
+use c11check::model::{Builder, FailureKind};
+use c11check_bench::peak_rss_kib;
+use std::process::Command;
+use std::time::Instant;
+
+fn program(name: &str) -> Option<fn()> {
+    if let Some(p) = c11check_bench::rsan::programs()
+        .into_iter()
+        .find(|p| p.name == name)
+    {
+        return Some(p.run);
+    }
+    c11check_bench::c11::program(name)
+}
+
+/// Runs one check and prints `RESULT verdict executions secs kib`.
+fn child(name: &str, random: Option<u64>) {
+    let p = program(name).expect("program");
+    let mut b = Builder::new().robustness();
+    if let Some(n) = random {
+        b.random_iterations = Some(n);
+        b.live = false;
+    }
+    let start = Instant::now();
+    let (verdict, runs) = match b.explore(p) {
+        Ok(s) => ("robust", s.stats.executions + s.stats.blocked),
+        Err(r) if r.failure.kind == FailureKind::NotRobust => (
+            "not robust",
+            r.random_iteration
+                .map_or(r.execution_number, |(i, _)| i + 1),
+        ),
+        Err(r) => {
+            eprintln!("{r}");
+            ("other bug", r.execution_number)
+        }
+    };
+    println!(
+        "RESULT {}|{}|{:.3}|{}",
+        verdict,
+        runs,
+        start.elapsed().as_secs_f64(),
+        peak_rss_kib()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    if args.first().map(String::as_str) == Some("--child") {
+        child(&args[1], args.get(2).and_then(|n| n.parse().ok()));
+        return;
+    }
+    let random: Option<u64> = args
+        .iter()
+        .position(|a| a == "--random")
+        .map(|i| args[i + 1].parse().expect("--random N"));
+    let mut names: Vec<(String, Option<bool>, String)> = c11check_bench::rsan::programs()
+        .into_iter()
+        .map(|p| (p.name.to_string(), Some(p.robust), p.what.to_string()))
+        .collect();
+    for n in ["chase-lev-fixed", "chase-lev"] {
+        names.push((n.to_string(), None, "CDSChecker's Chase-Lev deque port".into()));
+    }
+    let exe = std::env::current_exe().expect("own path");
+    let run = |name: &str, random: Option<u64>| -> Vec<String> {
+        let mut cmd = Command::new(&exe);
+        cmd.args(["--child", name]);
+        if let Some(n) = random {
+            cmd.arg(n.to_string());
+        }
+        let out = cmd.output().expect("child");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .find_map(|l| l.strip_prefix("RESULT "))
+            .map(|l| l.split('|').map(String::from).collect())
+            .unwrap_or_else(|| vec!["crashed".into(), "-".into(), "-".into(), "-".into()])
+    };
+    print!("| program | expected | exhaustive: verdict | executions | time (s) | peak KiB |");
+    if random.is_some() {
+        print!(" random: verdict | to first violation | time (s) |");
+    }
+    println!();
+    print!("|---|---|---|---:|---:|---:|");
+    if random.is_some() {
+        print!("---|---:|---:|");
+    }
+    println!();
+    for (name, robust, _) in &names {
+        let e = run(name, None);
+        let expected = match robust {
+            Some(true) => "robust",
+            Some(false) => "not robust",
+            None => "-",
+        };
+        print!("| {name} | {expected} | {} | {} | {} | {} |", e[0], e[1], e[2], e[3]);
+        if let Some(n) = random {
+            let r = run(name, Some(n));
+            let first = if r[0] == "not robust" { r[1].clone() } else { "-".into() };
+            print!(" {} | {} | {} |", r[0], first, r[2]);
+        }
+        println!();
+    }
+}
