@@ -359,3 +359,138 @@ pub fn describe_event(test: &LitmusTest, g: &ExecutionGraph, id: EventId) -> Str
     };
     format!("P{}: {what} ({ord})", id.thread)
 }
+
+/// Robustness decided the other way, from SC executions alone (Lahav and
+/// Margalit's witnesses): a program is not robust iff some graph it reaches
+/// under SC, extended by the next step of one of its threads in some way
+/// the model allows, is not SC (a smallest non-SC graph, less a last event,
+/// is such a graph, since the model's consistency holds for prefixes).
+/// Every prefix of every SC execution is extended by every thread's next
+/// access, reading every write of its location (and failing spuriously,
+/// for a weak compare-exchange). Quadratic in the prefixes, so for litmus
+/// tests: the cross-check of [`check_robustness`]. `None`: undecided (an
+/// extension with too many modification orders).
+pub fn robust_by_sc_runs(test: &LitmusTest, opts: &RunOptions) -> Option<bool> {
+    use c11check_model::{Action, View};
+    let model = opts.model;
+    let program = LitmusProgram {
+        test,
+        loop_bound: opts.loop_bound,
+    };
+    let sc = RunOptions {
+        model: Model::Sc,
+        random: None,
+        preemption_bound: None,
+        ..opts.clone()
+    };
+    let mut graphs: Vec<ExecutionGraph> = Vec::new();
+    run_test_inspecting(
+        test,
+        &sc,
+        &mut |ex, _| graphs.push(ex.graph.clone()),
+        &mut || {},
+    );
+    let mut seen = std::collections::HashSet::new();
+    let mut undecided = false;
+    for g in &graphs {
+        let lens: Vec<u32> = (0..g.num_threads() as u32)
+            .map(|t| g.thread_len(t))
+            .collect();
+        let mut view = vec![0u32; lens.len()];
+        loop {
+            // Closed under reads-from: every kept read's source is kept.
+            let closed = g.events().all(|(id, e)| {
+                id.index >= view[id.thread as usize]
+                    || e.rf
+                        .is_none_or(|w| w.is_init() || w.index < view[w.thread as usize])
+            });
+            let key: Vec<(EventId, Option<EventId>, bool)> = g
+                .events()
+                .filter(|(id, _)| id.index < view[id.thread as usize])
+                .map(|(id, e)| (id, e.rf, e.spurious_fail))
+                .collect();
+            if closed && seen.insert(key) {
+                let prefix = g.restrict_uncached(&View(view.clone()));
+                for t in 0..prefix.num_threads() as u32 {
+                    let Err(action) = program.replay(&prefix, t) else {
+                        continue;
+                    };
+                    for ext in extensions(&prefix, t, action) {
+                        if !c11check_model::is_consistent(&ext, model) {
+                            continue;
+                        }
+                        let Ok(a) = Analysis::new(&ext, model) else {
+                            continue;
+                        };
+                        let turns: Vec<_> = (0..ext.num_threads() as u32)
+                            .map(|u| program.wait_turns(&ext, u))
+                            .collect();
+                        let ignored = |id: EventId| {
+                            turns[id.thread as usize]
+                                .iter()
+                                .any(|&(s, e)| (s..e).contains(&id.index))
+                        };
+                        match sc_violation(&a, &ignored, &[]) {
+                            Robustness::Violation(_) => return Some(false),
+                            Robustness::Undecided => undecided = true,
+                            Robustness::Robust => {}
+                        }
+                    }
+                }
+            }
+            // The next view (an odometer over the thread lengths).
+            let mut k = 0;
+            while k < view.len() && view[k] == lens[k] {
+                view[k] = 0;
+                k += 1;
+            }
+            if k == view.len() {
+                break;
+            }
+            view[k] += 1;
+        }
+    }
+    /// `g` extended by thread `t`'s `action`, once per way it can read.
+    fn extensions(g: &ExecutionGraph, t: u32, action: Action) -> Vec<ExecutionGraph> {
+        if matches!(
+            action,
+            Action::Block { .. } | Action::Finish | Action::Fence { .. }
+        ) {
+            // No access: nothing a cycle of accesses could go through.
+            return Vec::new();
+        }
+        let Some(loc) = action.loc() else {
+            return Vec::new();
+        };
+        if !action.reads() {
+            let mut g2 = g.clone();
+            g2.push(t, action);
+            return vec![g2];
+        }
+        let mut out = Vec::new();
+        for w in g.writes_to(loc) {
+            let mut g2 = g.clone();
+            let id = g2.push(t, action);
+            g2.set_rf(id, w);
+            // An acquisition that waits does not fail: it waits its turn
+            // (the explorer runs it once the lock is free; in a deadlock it
+            // reads the last write, which closes no cycle).
+            if matches!(action, Action::Cas { lock: true, .. }) && !g2.event(id).is_write() {
+                continue;
+            }
+            let spurious =
+                matches!(action, Action::Cas { weak: true, .. }) && g2.event(id).is_write();
+            out.push(g2.clone());
+            if spurious {
+                g2.update_event(id, |e| e.spurious_fail = true);
+                out.push(g2);
+            }
+        }
+        out
+    }
+    if undecided {
+        None
+    } else {
+        Some(true)
+    }
+}

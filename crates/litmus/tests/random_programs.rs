@@ -581,8 +581,9 @@ proptest! {
 }
 
 /// Robustness against SC decided by the explorer (each visited graph with
-/// every modification order its model allows) equals the definition applied
-/// by brute force (every state, partial ones included, every order).
+/// every modification order its model allows), and from SC runs alone with
+/// one weak step, equal the definition applied by brute force (every state,
+/// partial ones included, every order).
 fn check_robustness(src: &str, model: Model, ax: AxModel) -> Result<bool, TestCaseError> {
     let test = parse(src).map_err(|e| TestCaseError::fail(format!("parse: {e:?}\n{src}")))?;
     let opts = RunOptions {
@@ -603,6 +604,17 @@ fn check_robustness(src: &str, model: Model, ax: AxModel) -> Result<bool, TestCa
         model,
         report.verdict.name(),
         report.text(),
+        brute,
+        src
+    );
+    // And from SC runs with one weak step.
+    let by_sc_runs = c11check_litmus::robust::robust_by_sc_runs(&test, &opts);
+    prop_assert_eq!(
+        by_sc_runs,
+        Some(brute),
+        "{:?}: from SC runs {:?}, brute force robust = {}\n{}",
+        model,
+        by_sc_runs,
         brute,
         src
     );

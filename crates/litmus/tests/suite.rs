@@ -220,3 +220,28 @@ fn repairs_make_tests_robust_and_drop_nothing_needed() {
     }
     assert!(repaired >= 20, "only {repaired} tests repaired");
 }
+
+/// The two ways of deciding robustness agree on every test of the suite:
+/// every execution the model allows checked with every modification order,
+/// and SC executions alone with one weak step (`robust_by_sc_runs`).
+#[test]
+fn robustness_from_sc_runs_agrees_on_the_suite() {
+    use c11check_litmus::robust::robust_by_sc_runs;
+    let dir = common::workspace_root().join("litmus");
+    let mut failures = Vec::new();
+    for model in [Model::Cpp20, Model::Rc11] {
+        let opts = RunOptions {
+            model,
+            ..Default::default()
+        };
+        for f in &common::litmus_files(&dir) {
+            let test = load(f).unwrap_or_else(|e| panic!("{e}"));
+            let a = check_robustness(&test, &opts).robust();
+            let b = robust_by_sc_runs(&test, &opts);
+            if a != b {
+                failures.push(format!("{} under {model}: {a:?} vs {b:?}", f.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -51,7 +51,10 @@ fn child(name: &str, random: Option<u64>) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     if args.first().map(String::as_str) == Some("--child") {
         child(&args[1], args.get(2).and_then(|n| n.parse().ok()));
         return;
@@ -65,7 +68,11 @@ fn main() {
         .map(|p| (p.name.to_string(), Some(p.robust), p.what.to_string()))
         .collect();
     for n in ["chase-lev-fixed", "chase-lev"] {
-        names.push((n.to_string(), None, "CDSChecker's Chase-Lev deque port".into()));
+        names.push((
+            n.to_string(),
+            None,
+            "CDSChecker's Chase-Lev deque port".into(),
+        ));
     }
     let exe = std::env::current_exe().expect("own path");
     let run = |name: &str, random: Option<u64>| -> Vec<String> {
@@ -98,10 +105,17 @@ fn main() {
             Some(false) => "not robust",
             None => "-",
         };
-        print!("| {name} | {expected} | {} | {} | {} | {} |", e[0], e[1], e[2], e[3]);
+        print!(
+            "| {name} | {expected} | {} | {} | {} | {} |",
+            e[0], e[1], e[2], e[3]
+        );
         if let Some(n) = random {
             let r = run(name, Some(n));
-            let first = if r[0] == "not robust" { r[1].clone() } else { "-".into() };
+            let first = if r[0] == "not robust" {
+                r[1].clone()
+            } else {
+                "-".into()
+            };
             print!(" {} | {} | {} |", r[0], first, r[2]);
         }
         println!();
