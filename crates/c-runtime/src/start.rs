@@ -145,6 +145,8 @@ fn config() -> RunConfig {
         report_livelocks: std::env::var("C11CHECK_LIVELOCKS").map_or(true, |v| v.trim() != "0"),
         preemption_bound: setting("C11CHECK_PREEMPTIONS"),
         robustness: std::env::var("C11CHECK_ROBUSTNESS").is_ok_and(|v| v.trim() != "0"),
+        repair: std::env::var("C11CHECK_REPAIR").map_or(true, |v| v.trim() != "0"),
+        strengthen: Vec::new(),
     }
 }
 

@@ -729,6 +729,18 @@ int main() {
     );
     assert!(err.contains("rob_sb.c:7:"), "{err}");
     assert!(err.contains("-fr->"), "{err}");
+    // The repair, found by re-running the program with it.
+    assert!(err.contains("Repair (re-run with it"), "{err}");
+    assert_eq!(
+        err.matches("put fence(SeqCst) right before the access at ")
+            .count(),
+        2,
+        "{err}"
+    );
+    assert!(
+        err.contains("rob_sb.c:7:7 in other()") && err.contains("rob_sb.c:13:7 in main()"),
+        "{err}"
+    );
 
     // Each thread raises its flag and waits for the other's, one with an
     // empty loop, one yielding: the turns that saw 0 do not count.

@@ -88,6 +88,12 @@ pub struct Builder {
     /// of wait loops with `spin_loop()` or `yield_now()` do not. Exhaustive
     /// and graph-based random runs (`live` off). `C11CHECK_ROBUSTNESS=1`.
     pub robustness: bool,
+    /// With [`Builder::robustness`]: when a violation is found, re-run with
+    /// candidate strengthenings of the cycle's accesses (an order raised, a
+    /// SeqCst fence before an access), smallest sets first, and name in the
+    /// report one with which the whole check passes (at most 256 re-runs and
+    /// 30 s). On by default; `C11CHECK_REPAIR=0` turns it off.
+    pub repair: bool,
 }
 
 impl Default for Builder {
@@ -133,6 +139,7 @@ impl Builder {
                 .map_or(true, |v| v.trim() != "0"),
             preemption_bound: env("C11CHECK_PREEMPTIONS"),
             robustness: std::env::var("C11CHECK_ROBUSTNESS").is_ok_and(|v| v.trim() != "0"),
+            repair: std::env::var("C11CHECK_REPAIR").map_or(true, |v| v.trim() != "0"),
         }
     }
 
@@ -269,6 +276,8 @@ impl Builder {
             report_livelocks: true,
             preemption_bound: self.preemption_bound,
             robustness: self.robustness,
+            repair: self.repair,
+            strengthen: Vec::new(),
         }
     }
 

@@ -39,6 +39,16 @@ fn store_buffering_is_not_robust_and_the_report_shows_the_cycle() {
     }
     assert!(text.contains("-fr->") && text.contains("-po->"), "{text}");
     assert!(text.contains("no interleaving"), "{text}");
+    // The repair, checked by re-running: a SeqCst fence before each load.
+    let repair = text
+        .split("Repair (")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        repair.matches("put fence(SeqCst) right before").count(),
+        2,
+        "{text}"
+    );
     // The cycle names both threads' store and load.
     assert_eq!(r.failure.events.len(), 4, "{text}");
     // Without the option the same test passes: nothing in it is a bug.
@@ -88,6 +98,18 @@ fn message_passing_with_release_and_acquire_is_robust() {
         })
         .unwrap_err();
     assert_eq!(r.failure.kind, FailureKind::NotRobust, "{r}");
+    // Release the flag, acquire it.
+    let text = r.to_string();
+    let repair = text
+        .split("Repair (")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    let repair = repair.split("\n\n").next().unwrap();
+    assert!(
+        repair.contains(" Release") && repair.contains(" Acquire"),
+        "{text}"
+    );
+    assert_eq!(repair.matches("make the access at").count(), 2, "{text}");
 }
 
 /// Each thread raises its flag and waits for the other's.

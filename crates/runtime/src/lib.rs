@@ -112,6 +112,65 @@ impl std::fmt::Display for Site {
     }
 }
 
+/// A strengthening of the accesses made at one site (a candidate repair of
+/// a robustness violation, see `robust::repair`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Strengthen {
+    /// The access takes this order (a compare-exchange: as its success
+    /// order, with the matching failure order).
+    Order(MemOrder),
+    /// A seq_cst fence comes right before the access.
+    FenceBefore,
+}
+
+/// Whether some run checks a candidate repair (`Shared::strengthen` is not
+/// empty somewhere): the hot path looks no further otherwise.
+pub(crate) static STRENGTHENING: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// `action` with the strengthenings given for `site` that change its order.
+fn strengthened(action: Action, how: Strengthen) -> Action {
+    let Strengthen::Order(ord) = how else {
+        return action;
+    };
+    match action {
+        Action::Load { loc, ord: o } if o.is_atomic() => Action::Load { loc, ord },
+        Action::Store { loc, val, ord: o } if o.is_atomic() => Action::Store { loc, val, ord },
+        Action::Rmw {
+            loc,
+            op,
+            operand,
+            width,
+            ..
+        } => Action::Rmw {
+            loc,
+            op,
+            operand,
+            width,
+            ord,
+        },
+        Action::Cas {
+            loc,
+            expected,
+            new,
+            weak,
+            lock: false,
+            take: false,
+            ..
+        } => Action::Cas {
+            loc,
+            expected,
+            new,
+            success: ord,
+            failure: ord.read_half(),
+            weak,
+            lock: false,
+            take: false,
+        },
+        other => other,
+    }
+}
+
 /// What a visible operation returns to the thread that performed it.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -301,6 +360,9 @@ pub(crate) struct Shared {
     /// Executions that are not sequentially consistent are reported
     /// (`RunConfig::robustness`).
     pub check_robustness: bool,
+    /// Strengthenings applied to the program's accesses by site, to check a
+    /// candidate repair (`RunConfig::strengthen`).
+    pub strengthen: Vec<(Site, Strengthen)>,
     /// Per location of this execution: the address of the cell it was bound
     /// through and what that cell says of its object (for reports).
     pub bound: Vec<Option<(usize, Option<Made>)>>,
@@ -672,9 +734,27 @@ pub fn bound_location(cell: &LocCell) -> Option<Loc> {
     cell.get(generation())
 }
 
-fn suspend(req: Request) -> Outcome {
+fn suspend(mut req: Request) -> Outcome {
     if !matches!(req, Request::Spin { .. }) {
         run_before_op_hook();
+    }
+    // A candidate repair: the access made here strengthened.
+    if let Request::Act { action, site, .. } = &mut req {
+        if STRENGTHENING.load(std::sync::atomic::Ordering::Relaxed) && action.loc().is_some() {
+            let hows: smallvec::SmallVec<[Strengthen; 2]> = with_shared(|s| {
+                s.strengthen
+                    .iter()
+                    .filter(|(at, _)| at == site)
+                    .map(|&(_, how)| how)
+                    .collect()
+            });
+            for how in hows {
+                if how == Strengthen::FenceBefore {
+                    fence(MemOrder::SeqCst, *site);
+                }
+                *action = strengthened(*action, how);
+            }
+        }
     }
     let y = with_shared(|s| {
         assert!(

@@ -150,6 +150,8 @@ pub(crate) fn violation(ex: &Execution<'_>, state: &ExecutionState) -> Option<Fa
         ));
     }
     lines.push("    (back to the first)".to_string());
+    let repairs = candidates(g, state, &cycle.steps);
+    CANDIDATES.with(|c| *c.borrow_mut() = repairs);
     let mut threads: Vec<u32> = cycle.steps.iter().map(|(id, _)| id.thread).collect();
     threads.sort_unstable();
     threads.dedup();
@@ -167,4 +169,185 @@ pub(crate) fn violation(ex: &Execution<'_>, state: &ExecutionState) -> Option<Fa
         threads,
         events: cycle.steps.iter().map(|&(id, _)| id).collect(),
     })
+}
+
+/// The candidate strengthenings for a violation's cycle: its accesses'
+/// orders raised one or two steps (acquire or release before SeqCst), and
+/// a SeqCst fence before each access a po step leads to, weaker first.
+fn candidates(
+    g: &ExecutionGraph,
+    state: &ExecutionState,
+    steps: &[(EventId, c11check_model::robust::Edge)],
+) -> Vec<(crate::Site, crate::Strengthen)> {
+    use crate::Strengthen;
+    use MemOrder::*;
+    let rank = |o: MemOrder| match o {
+        NonAtomic | Relaxed => 0,
+        Acquire | Release => 1,
+        AcqRel => 2,
+        SeqCst => 3,
+    };
+    let (mut weak, mut fences, mut strong) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, &(id, edge)) in steps.iter().enumerate() {
+        if id.is_init() {
+            continue;
+        }
+        let Some(site) = state.site(id) else { continue };
+        let e = g.event(id);
+        let (ord, ladder): (MemOrder, &[MemOrder]) = match e.action {
+            Action::Load { ord, .. } => (ord, &[Acquire, SeqCst]),
+            Action::Store { ord, .. } => (ord, &[Release, SeqCst]),
+            Action::Rmw { ord, .. } => (ord, &[AcqRel, SeqCst]),
+            Action::Cas {
+                success,
+                lock: false,
+                take: false,
+                ..
+            } => (success, &[AcqRel, SeqCst]),
+            _ => (SeqCst, &[]),
+        };
+        for &o in ladder.iter().filter(|&&o| rank(o) > rank(ord)) {
+            let c = (site, Strengthen::Order(o));
+            let list = if o == SeqCst { &mut strong } else { &mut weak };
+            if !list.contains(&c) {
+                list.push(c);
+            }
+        }
+        let (next, _) = steps[(i + 1) % steps.len()];
+        if edge == c11check_model::robust::Edge::Po && !next.is_init() && next.thread == id.thread {
+            if let Some(at) = state.site(next).filter(|&at| at != site) {
+                let c = (at, Strengthen::FenceBefore);
+                if !fences.contains(&c) {
+                    fences.push(c);
+                }
+            }
+        }
+    }
+    weak.extend(fences);
+    weak.extend(strong);
+    weak
+}
+
+thread_local! {
+    /// The candidate repairs of the violation reported last on this thread.
+    static CANDIDATES: std::cell::RefCell<Vec<(crate::Site, crate::Strengthen)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps `c` as the candidate repairs of the violation reported last.
+pub(crate) fn stash_candidates(c: Vec<(crate::Site, crate::Strengthen)>) {
+    CANDIDATES.with(|slot| *slot.borrow_mut() = c);
+}
+
+/// Takes the candidate repairs of the violation reported last.
+pub(crate) fn take_candidates() -> Vec<(crate::Site, crate::Strengthen)> {
+    CANDIDATES.with(|c| std::mem::take(&mut *c.borrow_mut()))
+}
+
+/// Re-runs checked with a candidate repair at most this many times.
+const MAX_REPAIR_RUNS: usize = 256;
+/// ... and for at most this long.
+const MAX_REPAIR_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+/// The largest set of strengthenings tried.
+const MAX_REPAIR_EDITS: usize = 4;
+
+/// A smallest set of strengthenings (each site's order changed once) with
+/// which `main` passes the whole check, as report lines. The candidates
+/// start as those of the reported cycle; a re-run that shows another cycle
+/// adds that cycle's (as a programmer fixing one violation at a time would
+/// meet the next), and the sizes are tried again.
+pub(crate) fn repair_text(
+    main: &std::sync::Arc<dyn Fn() + Send + Sync>,
+    cfg: &crate::RunConfig,
+    candidates: &[(crate::Site, crate::Strengthen)],
+) -> String {
+    let start = std::time::Instant::now();
+    let mut pool: Vec<(crate::Site, crate::Strengthen)> = candidates.to_vec();
+    let mut runs = 0;
+    let mut size = 1;
+    while size <= MAX_REPAIR_EDITS.min(pool.len()) {
+        let mut learned = Vec::new();
+        let mut idx: Vec<usize> = (0..size).collect();
+        loop {
+            let set: Vec<_> = idx.iter().map(|&i| pool[i]).collect();
+            let distinct = set.iter().enumerate().all(|(i, a)| {
+                !matches!(a.1, crate::Strengthen::Order(_))
+                    || set[..i]
+                        .iter()
+                        .all(|b| !(b.0 == a.0 && matches!(b.1, crate::Strengthen::Order(_))))
+            });
+            if distinct {
+                if runs >= MAX_REPAIR_RUNS || start.elapsed() > MAX_REPAIR_TIME {
+                    return format!(
+                        "\n  No repair found within {runs} re-runs with candidate strengthenings."
+                    );
+                }
+                runs += 1;
+                let mut again = cfg.clone();
+                again.repair = false;
+                again.progress = false;
+                again.strengthen = set.clone();
+                match crate::run(main.clone(), &again) {
+                    Ok(_) => return repair_lines(&set),
+                    Err(r) if r.failure.kind == FailureKind::NotRobust => {
+                        for c in take_candidates() {
+                            if !pool.contains(&c) && !learned.contains(&c) {
+                                learned.push(c);
+                            }
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+            if !next_combination(&mut idx, pool.len()) {
+                break;
+            }
+        }
+        if learned.is_empty() {
+            size += 1;
+        } else {
+            // The same sizes again, with the new cycles' candidates.
+            pool.extend(learned);
+            size = 1;
+        }
+    }
+    format!(
+        "\n  No set of at most {MAX_REPAIR_EDITS} of the candidate strengthenings removes every \
+         violation."
+    )
+}
+
+/// Advances `idx` (increasing indices below `n`) to the next combination.
+fn next_combination(idx: &mut [usize], n: usize) -> bool {
+    let size = idx.len();
+    let mut k = size;
+    while k > 0 {
+        k -= 1;
+        if idx[k] < n - size + k {
+            idx[k] += 1;
+            for j in k + 1..size {
+                idx[j] = idx[j - 1] + 1;
+            }
+            return true;
+        }
+    }
+    false
+}
+
+/// The report lines of a repair.
+fn repair_lines(set: &[(crate::Site, crate::Strengthen)]) -> String {
+    let edits: Vec<String> = set
+        .iter()
+        .map(|(site, how)| match how {
+            crate::Strengthen::Order(o) => format!("    make the access at {site} {o:?}"),
+            crate::Strengthen::FenceBefore => {
+                format!("    put fence(SeqCst) right before the access at {site}")
+            }
+        })
+        .collect();
+    format!(
+        "\n  Repair (re-run with it, the whole check passes; no smaller set of these \
+         strengthenings does):\n{}",
+        edits.join("\n")
+    )
 }

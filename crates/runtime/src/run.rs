@@ -64,6 +64,12 @@ pub struct RunConfig {
     /// consistent (robustness against SC; `crate::robust`). Exhaustive and
     /// graph-based random runs only.
     pub robustness: bool,
+    /// With `robustness`: when a violation is found, look for a smallest
+    /// set of strengthenings that removes every violation, by re-running
+    /// with candidates (`crate::robust::repair`), and name it in the report.
+    pub repair: bool,
+    /// Strengthenings applied to accesses by site (a candidate repair).
+    pub strengthen: Vec<(crate::Site, crate::Strengthen)>,
 }
 
 impl Default for RunConfig {
@@ -84,6 +90,8 @@ impl Default for RunConfig {
             report_livelocks: true,
             preemption_bound: None,
             robustness: false,
+            repair: true,
+            strengthen: Vec::new(),
         }
     }
 }
@@ -117,11 +125,15 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         _ => {}
     }
     let _watchdog = crate::watchdog::watch();
-    let mut driver = FiberDriver::new(main, cfg.runtime.clone());
+    let mut driver = FiberDriver::new(main.clone(), cfg.runtime.clone());
     driver.shared.borrow_mut().strong_cas = !cfg.spurious_failures;
     driver.shared.borrow_mut().ignore_races = !cfg.report_races;
     driver.shared.borrow_mut().ignore_livelocks = !cfg.report_livelocks;
     driver.shared.borrow_mut().check_robustness = cfg.robustness;
+    if !cfg.strengthen.is_empty() {
+        crate::STRENGTHENING.store(true, std::sync::atomic::Ordering::Relaxed);
+        driver.shared.borrow_mut().strengthen = cfg.strengthen.clone();
+    }
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
@@ -188,8 +200,17 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             })
         }
     };
+    let candidates = crate::robust::take_candidates();
     driver.leave();
-    if let Some(r) = found {
+    if let Some(mut r) = found {
+        if r.failure.kind == FailureKind::NotRobust && cfg.repair && cfg.replay.is_none() {
+            r.failure
+                .message
+                .push_str(&crate::robust::repair_text(&main, cfg, &candidates));
+        } else {
+            // A repair's re-run: its caller learns the new cycle's candidates.
+            crate::robust::stash_candidates(candidates);
+        }
         return Err(r);
     }
     result.map_err(|msg| {

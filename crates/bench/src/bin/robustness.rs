@@ -20,10 +20,12 @@ fn program(name: &str) -> Option<fn()> {
     c11check_bench::c11::program(name)
 }
 
-/// Runs one check and prints `RESULT verdict executions secs kib`.
+/// Runs one check and prints `RESULT verdict|executions|secs|kib|repair`
+/// (the repair's edits, found in a second run, and its time).
 fn child(name: &str, random: Option<u64>) {
     let p = program(name).expect("program");
     let mut b = Builder::new().robustness();
+    b.repair = false;
     if let Some(n) = random {
         b.random_iterations = Some(n);
         b.live = false;
@@ -41,13 +43,39 @@ fn child(name: &str, random: Option<u64>) {
             ("other bug", r.execution_number)
         }
     };
-    println!(
-        "RESULT {}|{}|{:.3}|{}",
-        verdict,
-        runs,
-        start.elapsed().as_secs_f64(),
-        peak_rss_kib()
-    );
+    let secs = start.elapsed().as_secs_f64();
+    let kib = peak_rss_kib();
+    let mut repair = "-".to_string();
+    if verdict == "not robust" && random.is_none() {
+        let start = Instant::now();
+        if let Err(r) = Builder::new().robustness().explore(p) {
+            let text = r.failure.message;
+            repair = match text.split("Repair (").nth(1) {
+                Some(fix) => {
+                    let fences = fix.matches("put fence(SeqCst)").count();
+                    let orders: Vec<&str> = fix
+                        .lines()
+                        .filter_map(|l| l.trim().strip_prefix("make the access at "))
+                        .filter_map(|l| l.rsplit(' ').next())
+                        .collect();
+                    let mut parts = Vec::new();
+                    if fences > 0 {
+                        parts.push(format!("{fences} fence(SeqCst)"));
+                    }
+                    if !orders.is_empty() {
+                        parts.push(orders.join(", "));
+                    }
+                    format!(
+                        "{} ({:.2} s)",
+                        parts.join(" + "),
+                        start.elapsed().as_secs_f64()
+                    )
+                }
+                None => "none found".to_string(),
+            };
+        }
+    }
+    println!("RESULT {verdict}|{runs}|{secs:.3}|{kib}|{repair}");
 }
 
 fn main() {
@@ -86,14 +114,22 @@ fn main() {
         text.lines()
             .find_map(|l| l.strip_prefix("RESULT "))
             .map(|l| l.split('|').map(String::from).collect())
-            .unwrap_or_else(|| vec!["crashed".into(), "-".into(), "-".into(), "-".into()])
+            .unwrap_or_else(|| {
+                vec![
+                    "crashed".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                ]
+            })
     };
-    print!("| program | expected | exhaustive: verdict | executions | time (s) | peak KiB |");
+    print!("| program | expected | exhaustive: verdict | executions | time (s) | peak KiB | repair found (its time) |");
     if random.is_some() {
         print!(" random: verdict | to first violation | time (s) |");
     }
     println!();
-    print!("|---|---|---|---:|---:|---:|");
+    print!("|---|---|---|---:|---:|---:|---|");
     if random.is_some() {
         print!("---|---:|---:|");
     }
@@ -106,8 +142,8 @@ fn main() {
             None => "-",
         };
         print!(
-            "| {name} | {expected} | {} | {} | {} | {} |",
-            e[0], e[1], e[2], e[3]
+            "| {name} | {expected} | {} | {} | {} | {} | {} |",
+            e[0], e[1], e[2], e[3], e[4]
         );
         if let Some(n) = random {
             let r = run(name, Some(n));
