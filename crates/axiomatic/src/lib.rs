@@ -858,7 +858,9 @@ pub fn robust(p: &dyn TraceProgram, model: AxModel, limit: u64) -> Result<bool, 
 }
 
 /// Whether po ∪ rf ∪ mo ∪ fr is acyclic over the atomic accesses of `c`
-/// (initialisation writes count as atomic).
+/// (initialisation writes count as atomic). fr is taken over every write
+/// before the restriction: an atomic read of a plain store still comes
+/// before the atomic stores after that one.
 fn sc_acyclic(c: &Candidate) -> bool {
     let evs = &c.evs;
     let n = evs.len();
@@ -869,25 +871,25 @@ fn sc_acyclic(c: &Candidate) -> bool {
     let mut rf = Rel::empty(n);
     for (r, w) in c.rf.iter().enumerate() {
         if let Some(w) = *w {
-            if counted(r) && counted(w) {
-                rf.set(w, r);
-            }
+            rf.set(w, r);
         }
     }
     let mut mo = Rel::empty(n);
     for order in c.mo.values() {
         for (i, &a) in order.iter().enumerate() {
             for &b in &order[i + 1..] {
-                if counted(a) && counted(b) {
-                    mo.set(a, b);
-                }
+                mo.set(a, b);
             }
         }
     }
     let fr = rf.inverse().seq(&mo).minus(&Rel::id_on(n, |_| true));
     let keep = Rel::id_on(n, counted);
-    let po = keep.seq(&po).seq(&keep);
-    po.union(&rf).union(&mo).union(&fr).acyclic()
+    let only = |r: &Rel| keep.seq(r).seq(&keep);
+    only(&po)
+        .union(&only(&rf))
+        .union(&only(&mo))
+        .union(&only(&fr))
+        .acyclic()
 }
 
 /// `hb` of the rc11-style models (it does not depend on mo there).

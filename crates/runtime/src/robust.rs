@@ -35,6 +35,7 @@ pub(crate) fn wait_turns(g: &ExecutionGraph, state: &ExecutionState) -> Vec<Vec<
             let evs = g.thread_events(t);
             let n = evs.len() as u32;
             let mut out = vec![false; n as usize];
+
             // A plain store of a value a read of its turn (from `start`)
             // returned: a C temporary at -O0, which holds what the turn read
             // (the turn that ends the wait stores another value there).
@@ -80,12 +81,16 @@ pub(crate) fn wait_turns(g: &ExecutionGraph, state: &ExecutionState) -> Vec<Vec<
             for (i, e) in evs.iter().enumerate() {
                 let i = i as u32;
                 // A turn ends at `c`, and the turn from `c` repeats it.
+                // (A C loop's head hint may come after the first access of
+                // the turn it starts: its turn may end before `i` too.)
                 if e.spins {
-                    let c = i + 1;
-                    let turn = (1..=MAX_TURN.min(c).min(n - c))
-                        .find(|&l| same_turn(c - l, c, l) && quiet(c - l, c));
-                    if let Some(l) = turn {
-                        mark(c, l);
+                    for c in [i + 1, i] {
+                        let turn = (1..=MAX_TURN.min(c).min(n - c))
+                            .find(|&l| same_turn(c - l, c, l) && quiet(c - l, c));
+                        if let Some(l) = turn {
+                            mark(c, l);
+                            break;
+                        }
                     }
                 }
                 // The runtime cut an idle wait here: the turn before the cut
