@@ -4,7 +4,7 @@
 
 use c11check::hint::spin_loop;
 use c11check::model::Builder;
-use c11check::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use c11check::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::*};
 use c11check::sync::Arc;
 use c11check::thread;
 use c11check_runtime::FailureKind;
@@ -62,40 +62,31 @@ fn store_buffering_is_not_robust_and_the_report_shows_the_cycle() {
         .unwrap();
 }
 
+/// Data, then a flag; the reader reads the data when it sees the flag.
+fn message_passing(store: Ordering, load: Ordering) {
+    let data = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicBool::new(false));
+    let (d2, f2) = (data.clone(), flag.clone());
+    let t = thread::spawn(move || {
+        d2.store(1, Relaxed);
+        f2.store(true, store);
+    });
+    if flag.load(load) {
+        let _ = data.load(Relaxed);
+    }
+    t.join().unwrap();
+}
+
 #[test]
 fn message_passing_with_release_and_acquire_is_robust() {
     Builder::new()
         .robustness()
-        .explore(|| {
-            let data = Arc::new(AtomicUsize::new(0));
-            let flag = Arc::new(AtomicBool::new(false));
-            let (d2, f2) = (data.clone(), flag.clone());
-            let t = thread::spawn(move || {
-                d2.store(1, Relaxed);
-                f2.store(true, Release);
-            });
-            if flag.load(Acquire) {
-                assert_eq!(data.load(Relaxed), 1);
-            }
-            t.join().unwrap();
-        })
+        .explore(|| message_passing(Release, Acquire))
         .unwrap();
     // With a relaxed flag it is not.
     let r = Builder::new()
         .robustness()
-        .explore(|| {
-            let data = Arc::new(AtomicUsize::new(0));
-            let flag = Arc::new(AtomicBool::new(false));
-            let (d2, f2) = (data.clone(), flag.clone());
-            let t = thread::spawn(move || {
-                d2.store(1, Relaxed);
-                f2.store(true, Relaxed);
-            });
-            if flag.load(Relaxed) {
-                let _ = data.load(Relaxed);
-            }
-            t.join().unwrap();
-        })
+        .explore(|| message_passing(Relaxed, Relaxed))
         .unwrap_err();
     assert_eq!(r.failure.kind, FailureKind::NotRobust, "{r}");
     // Release the flag, acquire it.
