@@ -9,7 +9,7 @@ use c11check_explore::Driver;
 use c11check_model::{Action, BlockReason, ExecutionGraph, Loc, MemOrder, RmwOp, Value, Width};
 
 /// What the oracle answers for a visible operation.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Reply {
     /// The value read (0 for operations that read nothing).
     pub val: Value,
@@ -57,6 +57,20 @@ struct Interp<'o> {
     /// answered so far (see [`LitmusProgram::event_nodes`]).
     node: usize,
     nodes: Vec<usize>,
+    /// Each condition evaluation of an empty-bodied `while` so far (see
+    /// [`WaitCondition`]), and the start of the one being evaluated.
+    conditions: Vec<WaitCondition>,
+    in_condition: Option<u32>,
+}
+
+/// One evaluation of an empty-bodied `while` loop's condition: the range of
+/// the thread's event indices it performed, and whether it was a failed
+/// turn (it held and wrote nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitCondition {
+    pub start: u32,
+    pub end: u32,
+    pub failed: bool,
 }
 
 /// Runs thread `t` of `test` from its start. Loops run at most `loop_bound` times
@@ -89,9 +103,13 @@ pub fn run_thread_turns(
         wait_turns: Vec::new(),
         node: 0,
         nodes: Vec::new(),
+        conditions: Vec::new(),
+        in_condition: None,
     };
     let r = it.block(&th.body);
     LAST_NODES.with(|n| *n.borrow_mut() = std::mem::take(&mut it.nodes));
+    LAST_CONDITIONS
+        .with(|c| *c.borrow_mut() = (std::mem::take(&mut it.conditions), it.in_condition));
     match r {
         Ok(()) => {}
         Err(Halt::Pending) => return (Err(Pending), it.wait_turns),
@@ -107,6 +125,16 @@ pub fn run_thread_turns(
 thread_local! {
     /// The nodes of the last thread run (see [`LitmusProgram::event_nodes`]).
     static LAST_NODES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The wait conditions of the last thread run, and the start of the one
+    /// it stopped in (see [`last_wait_conditions`]).
+    static LAST_CONDITIONS: std::cell::RefCell<(Vec<WaitCondition>, Option<u32>)> =
+        const { std::cell::RefCell::new((Vec::new(), None)) };
+}
+
+/// The wait-loop condition evaluations of the last [`run_thread`] on this
+/// OS thread, and where the one it stopped in (pending) started.
+pub fn last_wait_conditions() -> (Vec<WaitCondition>, Option<u32>) {
+    LAST_CONDITIONS.with(|c| std::mem::take(&mut *c.borrow_mut()))
 }
 
 impl Interp<'_> {
@@ -170,10 +198,23 @@ impl Interp<'_> {
                     let mut n = 0;
                     loop {
                         let (asked, wrote) = (self.asked, self.wrote);
-                        if self.eval(c)? == 0 {
+                        if body.is_empty() {
+                            self.in_condition = Some(asked);
+                        }
+                        let held = self.eval(c)? != 0;
+                        let failed = held && body.is_empty() && self.wrote == wrote;
+                        if body.is_empty() {
+                            self.in_condition = None;
+                            self.conditions.push(WaitCondition {
+                                start: asked,
+                                end: self.asked,
+                                failed,
+                            });
+                        }
+                        if !held {
                             break;
                         }
-                        if body.is_empty() && self.wrote == wrote {
+                        if failed {
                             self.wait_turns.push((asked, self.asked));
                         }
                         if n == self.loop_bound {

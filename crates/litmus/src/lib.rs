@@ -1,6 +1,7 @@
 //! herd7-style C litmus tests on c11check: parse, run under a model, report.
 
 pub mod ast;
+pub mod dynamic;
 pub mod expect;
 pub mod herd;
 pub mod interp;

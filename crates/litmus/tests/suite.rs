@@ -245,3 +245,36 @@ fn robustness_from_sc_runs_agrees_on_the_suite() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Location clocks on every SC interleaving (the dynamic check, run
+/// exhaustively) agree with the explorer-based check on every test of the
+/// suite they take (no SeqCst accesses), under C++20.
+#[test]
+fn robustness_by_location_clocks_agrees_on_the_suite() {
+    use c11check_litmus::dynamic::robust_by_location_clocks;
+    let dir = common::workspace_root().join("litmus");
+    let opts = RunOptions::default();
+    let (mut failures, mut checked, mut robust) = (Vec::new(), 0, 0);
+    for f in &common::litmus_files(&dir) {
+        let test = load(f).unwrap_or_else(|e| panic!("{e}"));
+        let Ok(found) = robust_by_location_clocks(&test, opts.loop_bound) else {
+            continue;
+        };
+        checked += 1;
+        let a = check_robustness(&test, &opts).robust();
+        let b = found.is_none();
+        robust += b as u32;
+        if a != Some(b) {
+            failures.push(format!(
+                "{}: explorer {a:?}, clocks {b} ({found:?})",
+                f.display()
+            ));
+        }
+    }
+    eprintln!("{checked} tests checked, {robust} robust");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        checked >= 40 && robust >= 10,
+        "{checked} checked, {robust} robust"
+    );
+}

@@ -11,6 +11,7 @@ pub mod event;
 pub mod graph;
 pub mod live;
 pub mod location;
+pub mod location_clocks;
 mod memo;
 mod psc;
 pub mod robust;
