@@ -673,4 +673,16 @@ proptest! {
         }
         prop_assert_eq!(Some(found.is_none()), exhaustive, "clocks: {:?}\n{}", found, src);
     }
+
+    /// With SeqCst accesses the clocks may miss a witness but never report
+    /// one that is not: the program is then not robust.
+    #[test]
+    fn location_clock_witnesses_with_seq_cst_are_real(threads in prop::collection::vec(prop::collection::vec(simple_op(), 2..5), 2..4)) {
+        let src = render(&threads);
+        let test = parse(&src).map_err(|e| TestCaseError::fail(format!("parse: {e:?}")))?;
+        if let Some(found) = c11check_litmus::dynamic::witness_by_location_clocks(&test, 3) {
+            let exhaustive = c11check_litmus::robust::check_robustness(&test, &RunOptions::default()).robust();
+            prop_assert_eq!(exhaustive, Some(false), "clocks: {:?}\n{}", found, src);
+        }
+    }
 }

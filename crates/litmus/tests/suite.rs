@@ -278,3 +278,30 @@ fn robustness_by_location_clocks_agrees_on_the_suite() {
         "{checked} checked, {robust} robust"
     );
 }
+
+/// With SeqCst accesses, what the location clocks report on the suite is
+/// a real violation, and they still find some.
+#[test]
+fn location_clock_witnesses_with_seq_cst_are_real_on_the_suite() {
+    use c11check_litmus::dynamic::{robust_by_location_clocks, witness_by_location_clocks};
+    let dir = common::workspace_root().join("litmus");
+    let opts = RunOptions::default();
+    let (mut failures, mut found, mut not_robust) = (Vec::new(), 0, 0);
+    for f in &common::litmus_files(&dir) {
+        let test = load(f).unwrap_or_else(|e| panic!("{e}"));
+        if robust_by_location_clocks(&test, opts.loop_bound).is_ok() {
+            continue;
+        }
+        let robust = check_robustness(&test, &opts).robust();
+        not_robust += (robust == Some(false)) as u32;
+        if let Some(w) = witness_by_location_clocks(&test, opts.loop_bound) {
+            found += 1;
+            if robust != Some(false) {
+                failures.push(format!("{}: {w:?}", f.display()));
+            }
+        }
+    }
+    eprintln!("with SeqCst accesses: {found} of {not_robust} non-robust tests found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(found >= 2, "only {found} witnesses with SeqCst accesses");
+}

@@ -52,9 +52,15 @@
 //! this run then reports less, never more (the schedule that runs the
 //! turn first reports it).
 //!
-//! Not modelled here: SeqCst accesses (psc). Callers treat them as
-//! acquire/release accesses and must say so: this monitor is exact for
-//! programs without them.
+//! SeqCst accesses are acquire/release accesses for happens-before, and
+//! their psc constraints are not modelled. A weak step can only break psc
+//! through an edge that starts at the step itself (when it is SeqCst) or at
+//! an SC fence hb-before it (psc edges between older events agree with the
+//! SC run's order): so a SeqCst access is never reported as a weak step,
+//! nor, once the run has had a SeqCst access, an access with an SC fence
+//! hb-before it. No false alarm comes of SeqCst accesses, but a witness
+//! that needs one of those steps is missed; without SeqCst accesses the
+//! monitor is exact.
 //!
 //! Memory is independent of the run's length: clocks have an entry per
 //! location the thread (or write) knows of, and the recent writes are a
@@ -221,7 +227,15 @@ pub struct LocationClocks {
     threads: Vec<ThreadState>,
     /// The release view of the last SC fence (RC20's fence location).
     fences: Clock,
+    /// Whether the run has had a SeqCst access.
+    sc_accesses: bool,
+    /// Weak steps not reported because psc might forbid them.
+    pub unjudged: u64,
 }
+
+/// A pseudo-location whose entry in a thread's current view is set once an
+/// SC fence happens before it (the entry travels with happens-before).
+const FENCED: Loc = Loc(u32::MAX);
 
 impl LocationClocks {
     pub fn new() -> Self {
@@ -315,18 +329,24 @@ impl LocationClocks {
     /// Whether thread `t`'s next access of `loc` is a witness: it could be
     /// performed weakly, against SC. `keeps_waiting(v)`: reading `v` would
     /// make the thread's current wait-loop turn a failed one (always false
-    /// outside wait loops); such a read is no witness.
+    /// outside wait loops); such a read is no witness. `seq_cst`: the
+    /// access is SeqCst (see the module's note).
     pub fn check(
-        &self,
+        &mut self,
         t: u32,
         loc: Loc,
         access: NextAccess,
+        seq_cst: bool,
         keeps_waiting: &dyn Fn(Value) -> bool,
     ) -> Option<Witness> {
         let th = self.threads.get(t as usize)?;
         let aware = th.cur.get(loc);
         let sc = th.sc.get(loc);
         if aware.ts >= sc.ts {
+            return None;
+        }
+        if seq_cst || self.sc_accesses && th.cur.get(FENCED).ts > 0 {
+            self.unjudged += 1;
             return None;
         }
         let witness = |step, at, val| Witness {
@@ -378,6 +398,7 @@ impl LocationClocks {
         if !ord.is_atomic() {
             return;
         }
+        self.sc_accesses |= ord.is_sc();
         self.loc(loc);
         let th = self.thread_mut_init(t);
         let l = &self.locs[loc.0 as usize];
@@ -406,6 +427,7 @@ impl LocationClocks {
         if !ord.is_atomic() {
             return;
         }
+        self.sc_accesses |= ord.is_sc();
         self.turn_kept(t);
         self.loc(loc);
         let i = t as usize;
@@ -460,6 +482,8 @@ impl LocationClocks {
             th.cur.join(&acq);
         }
         if ord == MemOrder::SeqCst {
+            th.cur.raise(FENCED, Stamp { ts: 1, plain: 1 });
+            th.acq.raise(FENCED, Stamp { ts: 1, plain: 1 });
             th.cur.join(&self.fences);
             th.acq.join(&self.fences);
             self.fences.join(&th.cur);
@@ -548,11 +572,13 @@ mod tests {
         m.add_loc(x, 0);
         m.add_loc(y, 0);
         m.write(0, x, Relaxed, 1, false, 0);
-        assert_eq!(m.check(0, y, NextAccess::Load, &never), None);
+        assert_eq!(m.check(0, y, NextAccess::Load, false, &never), None);
         m.load(0, y, Relaxed);
         m.write(1, y, Relaxed, 1, false, 0);
         // T1 is SC-after x = 1 (by T0's read of y, fr), but not aware of it.
-        let w = m.check(1, x, NextAccess::Load, &never).expect("a witness");
+        let w = m
+            .check(1, x, NextAccess::Load, false, &never)
+            .expect("a witness");
         assert_eq!(
             (w.step, w.aware, w.sc_before, w.val),
             (WeakStep::StaleRead, 0, 1, Some(0))
@@ -566,13 +592,13 @@ mod tests {
         m.write(0, x, Relaxed, 1, false, 0);
         m.write(0, y, Release, 1, false, 0);
         m.load(1, y, Acquire);
-        assert_eq!(m.check(1, x, NextAccess::Load, &never), None);
+        assert_eq!(m.check(1, x, NextAccess::Load, false, &never), None);
         // With a relaxed flag read, the data read may be stale.
         let mut m = LocationClocks::new();
         m.write(0, x, Relaxed, 1, false, 0);
         m.write(0, y, Release, 1, false, 0);
         m.load(1, y, Relaxed);
-        assert!(m.check(1, x, NextAccess::Load, &never).is_some());
+        assert!(m.check(1, x, NextAccess::Load, false, &never).is_some());
     }
 
     #[test]
@@ -582,8 +608,8 @@ mod tests {
         let mut m = LocationClocks::new();
         m.write(0, x, Relaxed, 1, false, 0);
         m.load(1, x, Relaxed);
-        assert_eq!(m.check(1, x, NextAccess::Load, &never), None);
-        assert_eq!(m.check(1, x, NextAccess::Write, &never), None);
+        assert_eq!(m.check(1, x, NextAccess::Load, false, &never), None);
+        assert_eq!(m.check(1, x, NextAccess::Write, false, &never), None);
     }
 
     #[test]
@@ -595,13 +621,13 @@ mod tests {
         m.write(0, x, Relaxed, 1, true, 0);
         m.load(0, y, Relaxed);
         m.write(1, y, Relaxed, 1, false, 0);
-        assert_eq!(m.check(1, x, NextAccess::Write, &never), None);
+        assert_eq!(m.check(1, x, NextAccess::Write, false, &never), None);
         // A plain store in its place may be ordered first.
         let mut m = LocationClocks::new();
         m.write(0, x, Relaxed, 1, false, 0);
         m.load(0, y, Relaxed);
         m.write(1, y, Relaxed, 1, false, 0);
-        assert!(m.check(1, x, NextAccess::Write, &never).is_some());
+        assert!(m.check(1, x, NextAccess::Write, false, &never).is_some());
     }
 
     #[test]
@@ -615,7 +641,7 @@ mod tests {
         m.load(0, y, Relaxed);
         m.write(1, y, Relaxed, 1, false, 0);
         m.turn_failed(0);
-        assert_eq!(m.check(1, x, NextAccess::Load, &never), None);
+        assert_eq!(m.check(1, x, NextAccess::Load, false, &never), None);
         // Kept, it does.
         let mut m = LocationClocks::new();
         m.write(0, x, Relaxed, 1, false, 0);
@@ -623,6 +649,6 @@ mod tests {
         m.load(0, y, Relaxed);
         m.turn_kept(0);
         m.write(1, y, Relaxed, 1, false, 0);
-        assert!(m.check(1, x, NextAccess::Load, &never).is_some());
+        assert!(m.check(1, x, NextAccess::Load, false, &never).is_some());
     }
 }
