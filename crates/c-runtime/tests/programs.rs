@@ -791,11 +791,18 @@ int main() {
     let (code, err) = run(&counting, &[("C11CHECK_ROBUSTNESS", "1")]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("robustness violation"), "{err}");
-    // Live random runs build no graph to check: refused with a message.
-    let (code, err) = run(
-        &sb,
-        &[("C11CHECK_ROBUSTNESS", "1"), ("C11CHECK_ITERATIONS", "10")],
-    );
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("C11CHECK_LIVE=0"), "{err}");
+    // Live random runs: SC runs watched by location clocks.
+    let live = [
+        ("C11CHECK_ROBUSTNESS", "1"),
+        ("C11CHECK_ITERATIONS", "2000"),
+    ];
+    let (code, err) = run(&sb, &live);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("found by location clocks"), "{err}");
+    assert!(err.contains("rob_sb.c:"), "{err}");
+    let (code, err) = run(&barrier, &live);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run(&counting, &live);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("may read the stale value"), "{err}");
 }

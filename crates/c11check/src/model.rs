@@ -86,7 +86,11 @@ pub struct Builder {
     /// code is then not safe to reason about one thread step at a time.
     /// Every modification order the model allows counts; the failed turns
     /// of wait loops with `spin_loop()` or `yield_now()` do not. Exhaustive
-    /// and graph-based random runs (`live` off). `C11CHECK_ROBUSTNESS=1`.
+    /// and graph-based random runs check each execution; live random runs
+    /// run sequentially consistent and watch each access with location
+    /// clocks (a weak step by a SeqCst access is not judged there, and a
+    /// stale read is reported at the end of the run, unless a failed wait
+    /// turn at its site read that value). `C11CHECK_ROBUSTNESS=1`.
     pub robustness: bool,
     /// With [`Builder::robustness`]: when a violation is found, re-run with
     /// candidate strengthenings of the cycle's accesses (an order raised, a
@@ -286,8 +290,7 @@ impl Builder {
     /// # Panics
     ///
     /// With both a preemption bound and random executions: the bound
-    /// applies to exhaustive exploration only. With robustness and live
-    /// random runs, which build no execution graph to check.
+    /// applies to exhaustive exploration only.
     #[track_caller]
     pub fn explore<F>(&self, f: F) -> Result<Summary, Box<Report>>
     where
@@ -298,17 +301,6 @@ impl Builder {
                 "c11check: a preemption bound ({k}) and random executions ({n}) were both asked \
                  for; the bound applies to exhaustive exploration: drop one \
                  (C11CHECK_PREEMPTIONS / C11CHECK_ITERATIONS)"
-            );
-        }
-        if let (true, Some(n), true) = (
-            self.robustness,
-            self.random_iterations,
-            self.live || self.pct_depth.is_some(),
-        ) {
-            panic!(
-                "c11check: robustness was asked for with {n} live random executions, which \
-                 build no execution graph to check: explore exhaustively, or set live off \
-                 (C11CHECK_LIVE=0) for random executions as graphs"
             );
         }
         c11check_runtime::set_before_op_hook(crate::sync::atomic::publish_exclusive_writes);

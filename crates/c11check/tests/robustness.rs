@@ -187,3 +187,133 @@ fn a_spin_lock_with_a_compare_exchange_loop_is_robust() {
         })
         .unwrap();
 }
+
+/// The same programs on live random runs (location clocks on SC runs),
+/// with uniform and PCT scheduling: the same verdicts.
+mod live {
+    use super::*;
+
+    fn live(pct: bool) -> Builder {
+        let b = Builder::new().robustness().random(3000);
+        if pct {
+            b.pct(2)
+        } else {
+            b.live()
+        }
+    }
+
+    /// The run's report, which names a robustness violation (first, or
+    /// among the other bugs found: an SC run may also livelock).
+    fn not_robust(pct: bool, f: impl Fn() + Send + Sync + 'static) -> String {
+        let r = live(pct).explore(f).unwrap_err();
+        let text = r.to_string();
+        assert!(
+            r.failure.kind == FailureKind::NotRobust || text.contains("robustness violation:"),
+            "{text}"
+        );
+        if std::env::var_os("SHOW").is_some() {
+            eprintln!("{text}");
+        }
+        text
+    }
+
+    #[test]
+    fn store_buffering_is_found() {
+        for pct in [false, true] {
+            let text = not_robust(pct, || super::store_buffering(Relaxed, Relaxed));
+            assert!(text.contains("location clocks"), "{text}");
+            assert!(text.contains("robustness.rs:"), "{text}");
+            // Replays: the report's string re-runs the iteration.
+            assert!(text.contains("l1:"), "{text}");
+        }
+        // SeqCst restores SC, and SeqCst stores alone do not.
+        live(false)
+            .explore(|| super::store_buffering(SeqCst, SeqCst))
+            .unwrap();
+        not_robust(false, || super::store_buffering(SeqCst, Relaxed));
+    }
+
+    #[test]
+    fn message_passing_is_judged_by_its_orders() {
+        for pct in [false, true] {
+            live(pct)
+                .explore(|| super::message_passing(Release, Acquire))
+                .unwrap();
+            not_robust(pct, || super::message_passing(Relaxed, Relaxed));
+        }
+    }
+
+    #[test]
+    fn wait_loops_are_judged_by_what_ends_them() {
+        for pct in [false, true] {
+            live(pct).explore(|| flags_barrier(1)).unwrap();
+            not_robust(pct, || flags_barrier(0));
+        }
+    }
+
+    #[test]
+    fn a_stale_value_that_keeps_a_wait_waiting_is_no_violation() {
+        // Once thread 1 read z = 1 it is SC-after y = 1 and may read y's
+        // stale 0; but 0 keeps it waiting, and failed turns do not count.
+        let keeps = |want_one: bool| {
+            move || {
+                let y = Arc::new(AtomicUsize::new(0));
+                let z = Arc::new(AtomicUsize::new(0));
+                let (y2, z2) = (y.clone(), z.clone());
+                let t = thread::spawn(move || {
+                    let _ = z2.load(Relaxed);
+                    if want_one {
+                        while y2.load(Relaxed) != 1 {
+                            spin_loop();
+                        }
+                    } else {
+                        while y2.load(Relaxed) == 1 {
+                            spin_loop();
+                        }
+                    }
+                });
+                y.store(1, Relaxed);
+                z.store(1, Relaxed);
+                if !want_one {
+                    y.store(2, Relaxed);
+                }
+                t.join().unwrap();
+            }
+        };
+        for pct in [false, true] {
+            live(pct).explore(keeps(true)).unwrap();
+            // Waiting while y is 1, a stale 0 ends the wait.
+            not_robust(pct, keeps(false));
+        }
+    }
+
+    #[test]
+    fn a_spin_lock_is_robust() {
+        live(false)
+            .explore(|| {
+                let lock = Arc::new(AtomicBool::new(false));
+                let count = Arc::new(AtomicUsize::new(0));
+                let handles: Vec<_> = (0..3)
+                    .map(|_| {
+                        let (lock, count) = (lock.clone(), count.clone());
+                        thread::spawn(move || {
+                            while lock
+                                .compare_exchange_weak(false, true, Acquire, Relaxed)
+                                .is_err()
+                            {
+                                spin_loop();
+                            }
+                            let v = count.load(Relaxed);
+                            count.store(v + 1, Relaxed);
+                            lock.store(false, Release);
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().unwrap();
+                }
+                assert_eq!(count.load(Relaxed), 3);
+            })
+            .unwrap();
+    }
+}

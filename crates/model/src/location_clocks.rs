@@ -424,6 +424,27 @@ impl LocationClocks {
     /// Thread `t` wrote `val` to `loc` with order `ord`; `rmw`: a
     /// read-modify-write (of the latest write). `tag` is kept with it.
     pub fn write(&mut self, t: u32, loc: Loc, ord: MemOrder, val: Value, rmw: bool, tag: u64) {
+        self.write_with(t, loc, ord, val, rmw, tag, true);
+    }
+
+    /// A read-modify-write that robustness leaves out (a reference count,
+    /// whose order is not observable): it synchronises, but adds no SC
+    /// edge.
+    pub fn write_unordered(&mut self, t: u32, loc: Loc, ord: MemOrder, val: Value) {
+        self.write_with(t, loc, ord, val, true, 0, false);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_with(
+        &mut self,
+        t: u32,
+        loc: Loc,
+        ord: MemOrder,
+        val: Value,
+        rmw: bool,
+        tag: u64,
+        sc_edges: bool,
+    ) {
         if !ord.is_atomic() {
             return;
         }
@@ -458,10 +479,12 @@ impl LocationClocks {
         } else {
             l.released = released;
         }
-        th.sc.join(&l.sc_all);
-        th.sc.raise(loc, s);
-        l.sc_last.clone_from(&th.sc);
-        l.sc_all.clone_from(&th.sc);
+        if sc_edges {
+            th.sc.join(&l.sc_all);
+            th.sc.raise(loc, s);
+            l.sc_last.clone_from(&th.sc);
+            l.sc_all.clone_from(&th.sc);
+        }
         if l.recent.len() == RECENT {
             l.recent.pop_front();
         }

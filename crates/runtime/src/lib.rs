@@ -24,6 +24,7 @@ mod live;
 mod overflow;
 mod report;
 mod robust;
+mod robust_live;
 mod run;
 mod watchdog;
 

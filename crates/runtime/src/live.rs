@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::fiber::{forget_results, new_fiber, retire, Fiber};
+use crate::robust_live::{Learned, LiveRobustness};
 
 /// The schedule and the reads-from choices of one iteration.
 pub(crate) type Rng = SplitMix64;
@@ -170,6 +171,9 @@ struct Execution<'a> {
     /// Events another thread could notice: stores and successful
     /// read-modify-writes, spawns, finished threads.
     progress: u64,
+    /// With robustness: the location clocks of this run, and what the
+    /// run's iterations learn (see `crate::robust_live`).
+    robust: Option<(LiveRobustness, &'a mut Learned)>,
 }
 
 /// The scheduler's view of one location.
@@ -339,6 +343,9 @@ impl<'a> Execution<'a> {
             Some(l) => l,
             None => {
                 let l = self.mem.add_loc(init);
+                if let Some((r, _)) = &mut self.robust {
+                    r.add_loc(l, init);
+                }
                 // SAFETY: as above.
                 unsafe { (*cell).set(generation, l) };
                 self.shared.borrow_mut().note_binding(l, cell);
@@ -453,6 +460,9 @@ impl<'a> Execution<'a> {
                 }
                 Pending::Spin => {
                     spinning[t] = true;
+                    if let Some((r, learned)) = &mut self.robust {
+                        r.spin(tid, learned);
+                    }
                     let th = &mut self.threads[t];
                     th.turn_ops = false;
                     let repeats = th.turn_cas == th.last_turn_cas;
@@ -475,6 +485,9 @@ impl<'a> Execution<'a> {
                 }
                 Pending::Spawn(body) => {
                     let child = self.mem.add_thread(Some(tid));
+                    if let Some((r, _)) = &mut self.robust {
+                        r.spawn(tid, child);
+                    }
                     self.bodies.resize_with(child as usize + 1, || None);
                     self.start_thread(child as usize, body);
                     self.resume(
@@ -496,6 +509,9 @@ impl<'a> Execution<'a> {
             if let Some(Pending::Finished) = self.threads[t].pending {
                 if self.threads[t].fiber.is_none() && self.threads[t].steps > 0 {
                     self.mem.finish(tid);
+                    if let Some((r, _)) = &mut self.robust {
+                        r.finish(tid);
+                    }
                     self.progress += 1;
                     self.threads[t].steps = 0;
                 }
@@ -660,6 +676,11 @@ impl<'a> Execution<'a> {
                     }
                 }
                 crate::watchdog::beat();
+                if let Some((r, learned)) = &mut self.robust {
+                    if let Some(f) = r.before(tid, &action, site, learned) {
+                        return Some(f);
+                    }
+                }
                 let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
                 let mut most = 0;
@@ -727,6 +748,9 @@ impl<'a> Execution<'a> {
                         !matches!(action, Action::Load { .. }),
                     ));
                 }
+                if let Some((r, _)) = &mut self.robust {
+                    r.after(tid, &action, site, p.val, p.written);
+                }
                 if let Some(v) = p.written {
                     self.count_store(tid, loc, v);
                 }
@@ -752,10 +776,16 @@ impl<'a> Execution<'a> {
             }
             Action::Fence { ord } => {
                 self.mem.fence(tid, ord);
+                if let Some((r, _)) = &mut self.robust {
+                    r.after(tid, &action, site, 0, None);
+                }
                 Outcome::default()
             }
             Action::Join { child } => {
                 self.mem.join(tid, child);
+                if let Some((r, _)) = &mut self.robust {
+                    r.join(tid, child);
+                }
                 Outcome::default()
             }
             Action::Block {
@@ -980,7 +1010,53 @@ pub(crate) fn run_live(
             .map(|i| (i, iteration_seed(seed, i)))
             .collect(),
     };
+    // The report of `failure`, shown by the operations `ops_shown` (of
+    // `total`) of iteration `i` (seed `s`, PCT's `steps_now`).
+    let new_report = |failure: Failure,
+                      ops_shown: Vec<LiveOp>,
+                      total: u64,
+                      (i, s, steps_now): (u64, u64, u64)| {
+        let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
+        // The names of the execution just re-run (or, if it went
+        // another way, of the last one).
+        let names = shared.borrow().location_names();
+        let mut report = Box::new(Report {
+            locations: crate::report::legend_from_names(&names),
+            failure,
+            trace: {
+                let mut t = vec![if lines.len() as u64 >= total {
+                    format!("(all {total} operations of this execution, in the order they ran)")
+                } else {
+                    format!(
+                            "(the last {} of the execution's {total} operations, in the order they ran)",
+                            lines.len()
+                        )
+                }];
+                t.extend(lines);
+                t
+            },
+            replay: {
+                let strong = if strong_cas { ":strong" } else { "" };
+                match pct_depth {
+                    Some(d) => format!("l1:{s}:{d}:{steps_now}{strong}"),
+                    None if park_loads => format!("l1:{s}{strong}"),
+                    None => format!("l1:{s}:uniform{strong}"),
+                }
+            },
+            dot: live_dot(&ops_shown),
+            execution_number: i + 1,
+            random_iteration: Some((i, s)),
+            hits: None,
+            others: Vec::new(),
+            operations: None,
+        });
+        crate::report::apply_names(&mut report, &names);
+        report
+    };
     let mut found: Vec<(Box<Report>, u64)> = Vec::new();
+    // With robustness: what the iterations learn of wait loops, and the
+    // stale reads they hold (see `crate::robust_live`).
+    let mut learned = Learned::default();
     // Distinct behaviours seen (see `Thread::reads_hash`).
     let mut behaviours: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut iterations_run = 0u64;
@@ -1002,6 +1078,7 @@ pub(crate) fn run_live(
                 &mut stacks,
                 (s, pct_depth, steps_now, park_loads),
                 keep,
+                cfg.robustness.then_some((&mut learned, i, None)),
             )
         };
         let it = run_seed(RECENT);
@@ -1094,41 +1171,7 @@ pub(crate) fn run_live(
             } else {
                 (recent, it_recorded)
             };
-            let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
-            // The names of the execution just re-run (or, if it went
-            // another way, of the last one).
-            let names = shared.borrow().location_names();
-            let mut report = Box::new(Report {
-                locations: crate::report::legend_from_names(&names),
-                failure,
-                trace: {
-                    let mut t = vec![if lines.len() as u64 >= total {
-                        format!("(all {total} operations of this execution, in the order they ran)")
-                    } else {
-                        format!(
-                                "(the last {} of the execution's {total} operations, in the order they ran)",
-                                lines.len()
-                            )
-                    }];
-                    t.extend(lines);
-                    t
-                },
-                replay: {
-                    let strong = if strong_cas { ":strong" } else { "" };
-                    match pct_depth {
-                        Some(d) => format!("l1:{s}:{d}:{steps_now}{strong}"),
-                        None if park_loads => format!("l1:{s}{strong}"),
-                        None => format!("l1:{s}:uniform{strong}"),
-                    }
-                },
-                dot: live_dot(&ops_shown),
-                execution_number: i + 1,
-                random_iteration: Some((i, s)),
-                hits: None,
-                others: Vec::new(),
-                operations: None,
-            });
-            crate::report::apply_names(&mut report, &names);
+            let report = new_report(failure, ops_shown, total, (i, s, steps_now));
             found.push((report, 1));
             continue;
         }
@@ -1146,6 +1189,31 @@ pub(crate) fn run_live(
                 behaviours.len(),
                 found.len()
             );
+        }
+    }
+    // Stale reads no failed wait turn explains: each iteration that had one
+    // first is run again, stopping at it, for the report.
+    for c in learned.confirmed() {
+        let it = run_iteration(
+            &main,
+            cfg,
+            &shared,
+            &mut stacks,
+            (c.seed, pct_depth, c.steps, park_loads),
+            FULL_TRACE,
+            Some((&mut learned, c.iteration, Some((c.site, c.val)))),
+        );
+        if let End::Failed(mut f) = it.end {
+            f.message = crate::report::renamed(&f.message, &shared.borrow().location_names());
+            let first = |m: &str| m.lines().next().unwrap_or("").to_string();
+            if found
+                .iter()
+                .any(|(r, _)| first(&r.failure.message) == first(&f.message))
+            {
+                continue;
+            }
+            let report = new_report(f, it.trace, it.recorded, (c.iteration, c.seed, c.steps));
+            found.push((report, 1));
         }
     }
     install_shared(None);
@@ -1287,6 +1355,10 @@ struct Iteration {
     behaviour: u64,
 }
 
+/// With robustness: what the run learned, the iteration's number, and the
+/// stale read (site, value) to stop at when re-running a candidate.
+type RobustIteration<'l> = (&'l mut Learned, u64, Option<(Site, i64)>);
+
 /// Runs one live execution of `main` from `(seed, pct depth, pct steps)`,
 /// keeping its last `cap` operations for the report.
 fn run_iteration(
@@ -1296,6 +1368,7 @@ fn run_iteration(
     stacks: &mut crate::fiber::StackPool,
     (s, pct_depth, steps_now, park_loads): (u64, Option<u32>, u64, bool),
     cap: usize,
+    robust: Option<RobustIteration<'_>>,
 ) -> Iteration {
     {
         let mut sh = shared.borrow_mut();
@@ -1306,7 +1379,8 @@ fn run_iteration(
         cfg,
         shared: shared.clone(),
         mem: {
-            let mut m = LiveMemory::new(cfg.model == Model::Sc);
+            // Robustness watches SC runs.
+            let mut m = LiveMemory::new(cfg.model == Model::Sc || robust.is_some());
             m.set_prune_window(cfg.prune_window);
             m
         },
@@ -1323,6 +1397,8 @@ fn run_iteration(
         creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
         progress: 0,
+        robust: robust
+            .map(|(learned, i, stop)| (LiveRobustness::new(i, s, steps_now, stop), learned)),
     };
     if let Some(depth) = pct_depth {
         ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
