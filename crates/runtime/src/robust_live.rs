@@ -59,8 +59,10 @@ pub(crate) struct LiveRobustness {
     clocks: LocationClocks,
     /// Each thread's reads in its open turn.
     turn_reads: Vec<Vec<(Site, i64)>>,
-    /// Sites of writes, by the tags the clocks keep.
+    /// Writers and sites of writes, by the tags the clocks keep (each
+    /// pair once: memory stays independent of the run's length).
     sites: Vec<(u32, Site)>,
+    site_tags: HashMap<(u32, Site), u64>,
     /// Re-running a candidate's iteration: stop at its stale read.
     pub(crate) stop_at: Option<(Site, i64)>,
     iteration: u64,
@@ -74,6 +76,7 @@ impl LiveRobustness {
             clocks: LocationClocks::new(),
             turn_reads: Vec::new(),
             sites: Vec::new(),
+            site_tags: HashMap::new(),
             stop_at,
             iteration,
             seed,
@@ -208,7 +211,15 @@ impl LiveRobustness {
             }
             return;
         };
-        let tag = self.sites.len() as u64;
+        let tag = match self.site_tags.get(&(t, site)) {
+            Some(&tag) => tag,
+            None => {
+                let tag = self.sites.len() as u64;
+                self.sites.push((t, site));
+                self.site_tags.insert((t, site), tag);
+                tag
+            }
+        };
         match *action {
             Action::Load { ord, .. } => {
                 self.clocks.load(t, loc, ord);
@@ -219,7 +230,6 @@ impl LiveRobustness {
             Action::Store { ord, val, .. } => {
                 if ord.is_atomic() {
                     self.keep(t);
-                    self.sites.push((t, site));
                 }
                 self.clocks.write(t, loc, ord, val, false, tag);
             }
@@ -229,7 +239,6 @@ impl LiveRobustness {
                     self.clocks.write_unordered(t, loc, ord, new);
                 } else {
                     self.keep(t);
-                    self.sites.push((t, site));
                     self.clocks.write(t, loc, ord, new, true, tag);
                 }
             }
@@ -238,7 +247,6 @@ impl LiveRobustness {
             } => match written {
                 Some(new) => {
                     self.keep(t);
-                    self.sites.push((t, site));
                     self.clocks.write(t, loc, success, new, true, tag);
                 }
                 None => {
@@ -249,11 +257,6 @@ impl LiveRobustness {
                 }
             },
             _ => {}
-        }
-        // The sites table grows with the run; the clocks keep the tags of
-        // their recent writes only, so old sites go (tags stay indices).
-        if self.sites.len() > 1 << 20 {
-            self.sites.clear();
         }
     }
 
