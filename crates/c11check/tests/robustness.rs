@@ -287,6 +287,45 @@ mod live {
         }
     }
 
+    struct Data(c11check::cell::UnsafeCell<i32>);
+    // SAFETY: the flag orders the accesses in the synchronised version; the
+    // other is the race the test wants reported.
+    unsafe impl Sync for Data {}
+
+    /// Plain data published by a flag: on the SC runs robustness watches,
+    /// races are still judged by the model's happens-before (RSAN's
+    /// Appendix B), so a relaxed flag is a race although every SC run
+    /// reads the data after it was written.
+    fn publish(store: Ordering, load: Ordering) -> impl Fn() + Send + Sync + 'static {
+        move || {
+            let data = Arc::new(Data(c11check::cell::UnsafeCell::new(0)));
+            let flag = Arc::new(AtomicBool::new(false));
+            let (d2, f2) = (data.clone(), flag.clone());
+            let t = thread::spawn(move || {
+                // SAFETY: see `Data`.
+                d2.0.with_mut(|p| unsafe { *p = 1 });
+                f2.store(true, store);
+            });
+            while !flag.load(load) {
+                spin_loop();
+            }
+            // SAFETY: see `Data`.
+            assert_eq!(data.0.with(|p| unsafe { *p }), 1);
+            t.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn races_are_judged_on_the_sc_runs() {
+        live(false).explore(publish(Release, Acquire)).unwrap();
+        let r = live(false).explore(publish(Relaxed, Relaxed)).unwrap_err();
+        let text = r.to_string();
+        assert_eq!(r.failure.kind, FailureKind::DataRace, "{text}");
+        // The atomics alone are robust (one flag, and a stale `false` keeps
+        // the wait waiting): the race is the only bug.
+        assert!(!text.contains("robustness violation:"), "{text}");
+    }
+
     #[test]
     fn a_spin_lock_is_robust() {
         live(false)

@@ -53,6 +53,16 @@ impl Hasher for IntHasher {
 pub type IntBuild = BuildHasherDefault<IntHasher>;
 type SeqBuild = IntBuild;
 
+/// Where a store comes in execution order: initial values (numbered down
+/// from `u64::MAX`, see [`LiveMemory::add_loc`]) first, then by number.
+fn execution_order(id: NodeId) -> u64 {
+    if id > u64::MAX / 2 {
+        0
+    } else {
+        id
+    }
+}
+
 /// Clock slot of initial values; thread `t` uses slot `t + 1`.
 const INIT_SLOT: usize = 0;
 
@@ -206,6 +216,8 @@ pub struct LiveMemory {
     window: Option<usize>,
     /// The store the current access read (see [`Performed::read_from`]).
     last_read: Option<NodeId>,
+    /// Reads read the newest store (see [`Self::set_read_latest`]).
+    read_latest: bool,
 }
 
 impl LiveMemory {
@@ -225,9 +237,19 @@ impl LiveMemory {
             sc_clock: Vec::new(),
             window: None,
             last_read: None,
+            read_latest: false,
         };
         m.add_thread(None);
         m
+    }
+
+    /// Every read reads the newest store of its location (the last one
+    /// performed), so the run is sequentially consistent while
+    /// happens-before (and with it race detection) stays the model's: the
+    /// SC runs robustness checking watches, on which races are judged as
+    /// RSAN's Appendix B does for robust programs.
+    pub fn set_read_latest(&mut self, on: bool) {
+        self.read_latest = on;
     }
 
     /// Prunes whenever the mo-graph holds `n` stores more than after the last
@@ -632,7 +654,14 @@ impl LiveMemory {
                 !cands.is_empty(),
                 "c11check: no store can be read (live memory invariant broken)"
             );
-            let s = cands.swap_remove(choose(cands.len()));
+            let i = if self.read_latest {
+                (0..cands.len())
+                    .max_by_key(|&i| execution_order(cands[i]))
+                    .unwrap_or(0)
+            } else {
+                choose(cands.len())
+            };
+            let s = cands.swap_remove(i);
             let prior = self.prior_set(t, loc, sc, Some(s));
             if prior.iter().any(|&a| self.reaches(s, self.rmw_end(a, s))) {
                 continue;
@@ -1302,6 +1331,10 @@ impl LiveMemory {
             .copied()
             .filter(|&a| !stores.iter().any(|&b| b != a && self.reaches(a, b)))
             .collect();
+        if self.read_latest {
+            let last = maximal.iter().copied().max_by_key(|&a| execution_order(a));
+            return self.node(last.expect("a store")).val;
+        }
         self.node(maximal[choose(maximal.len())]).val
     }
 }

@@ -1379,8 +1379,10 @@ fn run_iteration(
         cfg,
         shared: shared.clone(),
         mem: {
-            // Robustness watches SC runs.
-            let mut m = LiveMemory::new(cfg.model == Model::Sc || robust.is_some());
+            let mut m = LiveMemory::new(cfg.model == Model::Sc);
+            // Robustness watches SC runs; races are judged on them with the
+            // model's happens-before.
+            m.set_read_latest(robust.is_some());
             m.set_prune_window(cfg.prune_window);
             m
         },
