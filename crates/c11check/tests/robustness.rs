@@ -287,6 +287,32 @@ mod live {
         }
     }
 
+    #[test]
+    fn a_wait_that_never_waits_on_sc_runs_is_probed() {
+        // Thread 1 waits for y only once it read z = 1, when y is already 1
+        // on every SC run: no run waits there, so the stale 0 is taken in a
+        // re-run of the iteration, which then waits: a failed turn.
+        for pct in [false, true] {
+            live(pct)
+                .explore(|| {
+                    let y = Arc::new(AtomicUsize::new(0));
+                    let z = Arc::new(AtomicUsize::new(0));
+                    let (y2, z2) = (y.clone(), z.clone());
+                    let t = thread::spawn(move || {
+                        if z2.load(Relaxed) == 1 {
+                            while y2.load(Relaxed) != 1 {
+                                spin_loop();
+                            }
+                        }
+                    });
+                    y.store(1, Relaxed);
+                    z.store(1, Relaxed);
+                    t.join().unwrap();
+                })
+                .unwrap();
+        }
+    }
+
     struct Data(c11check::cell::UnsafeCell<i32>);
     // SAFETY: the flag orders the accesses in the synchronised version; the
     // other is the race the test wants reported.

@@ -218,6 +218,10 @@ pub struct LiveMemory {
     last_read: Option<NodeId>,
     /// Reads read the newest store (see [`Self::set_read_latest`]).
     read_latest: bool,
+    /// The next read reads an older store holding this value, if it may
+    /// (see [`Self::force_stale_read`]); then whether it did.
+    force_stale: Option<Value>,
+    pub forced: Option<bool>,
 }
 
 impl LiveMemory {
@@ -238,6 +242,8 @@ impl LiveMemory {
             window: None,
             last_read: None,
             read_latest: false,
+            force_stale: None,
+            forced: None,
         };
         m.add_thread(None);
         m
@@ -250,6 +256,15 @@ impl LiveMemory {
     /// RSAN's Appendix B does for robust programs.
     pub fn set_read_latest(&mut self, on: bool) {
         self.read_latest = on;
+    }
+
+    /// The next read (with [`Self::set_read_latest`]) reads the newest
+    /// store older than the newest one that holds `val`, if the model lets
+    /// it (`forced` tells whether it did): the weak step a robustness
+    /// witness names, taken to see what the program does with it.
+    pub fn force_stale_read(&mut self, val: Value) {
+        self.force_stale = Some(val);
+        self.forced = None;
     }
 
     /// Prunes whenever the mo-graph holds `n` stores more than after the last
@@ -654,10 +669,22 @@ impl LiveMemory {
                 !cands.is_empty(),
                 "c11check: no store can be read (live memory invariant broken)"
             );
-            let i = if self.read_latest {
-                (0..cands.len())
-                    .max_by_key(|&i| execution_order(cands[i]))
-                    .unwrap_or(0)
+            let newest = (0..cands.len())
+                .max_by_key(|&i| execution_order(cands[i]))
+                .unwrap_or(0);
+            let stale = self.force_stale.take().and_then(|v| {
+                let newest = cands[newest];
+                let i = (0..cands.len())
+                    .filter(|&i| cands[i] != newest && self.node(cands[i]).val == v)
+                    .max_by_key(|&i| execution_order(cands[i]));
+                self.forced = Some(i.is_some());
+                i
+            });
+            let forcing = stale.is_some();
+            let i = if let Some(i) = stale {
+                i
+            } else if self.read_latest {
+                newest
             } else {
                 choose(cands.len())
             };
@@ -679,6 +706,9 @@ impl LiveMemory {
             }
             self.synchronise(t, s, ord.is_acquire());
             self.last_read = Some(s);
+            if self.forced.is_some() {
+                self.forced = Some(forcing);
+            }
             return s;
         }
     }

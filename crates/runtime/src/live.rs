@@ -506,6 +506,14 @@ impl<'a> Execution<'a> {
                 }
                 Pending::Finished | Pending::Dead => unreachable!(),
             }
+            if self
+                .robust
+                .as_ref()
+                .is_some_and(|(r, _)| r.probe && r.verdict.is_some())
+            {
+                // A probe has its answer: the rest of the run does not matter.
+                return End::Complete;
+            }
             if let Some(Pending::Finished) = self.threads[t].pending {
                 if self.threads[t].fiber.is_none() && self.threads[t].steps > 0 {
                     self.mem.finish(tid);
@@ -680,6 +688,9 @@ impl<'a> Execution<'a> {
                     if let Some(f) = r.before(tid, &action, site, learned) {
                         return Some(f);
                     }
+                    if let Some(v) = r.force.take() {
+                        self.mem.force_stale_read(v);
+                    }
                 }
                 let spurious = self.rng.below(4) == 0;
                 let rng = &mut self.rng;
@@ -749,6 +760,7 @@ impl<'a> Execution<'a> {
                     ));
                 }
                 if let Some((r, _)) = &mut self.robust {
+                    r.forced(self.mem.forced.take());
                     r.after(tid, &action, site, p.val, p.written);
                 }
                 if let Some(v) = p.written {
@@ -1192,8 +1204,22 @@ pub(crate) fn run_live(
         }
     }
     // Stale reads no failed wait turn explains: each iteration that had one
-    // first is run again, stopping at it, for the report.
+    // first is run again taking the stale value (a probe: if a wait then
+    // waits on, the read was a failed turn); if it was no failed turn, run
+    // again stopping at it, for the report.
     for c in learned.confirmed() {
+        let probe = run_iteration(
+            &main,
+            cfg,
+            &shared,
+            &mut stacks,
+            (c.seed, pct_depth, c.steps, park_loads),
+            RECENT,
+            Some((&mut learned, c.iteration, Some((c.site, c.val, true)))),
+        );
+        if probe.robust_verdict == Some(false) {
+            continue;
+        }
         let it = run_iteration(
             &main,
             cfg,
@@ -1201,7 +1227,7 @@ pub(crate) fn run_live(
             &mut stacks,
             (c.seed, pct_depth, c.steps, park_loads),
             FULL_TRACE,
-            Some((&mut learned, c.iteration, Some((c.site, c.val)))),
+            Some((&mut learned, c.iteration, Some((c.site, c.val, false)))),
         );
         if let End::Failed(mut f) = it.end {
             f.message = crate::report::renamed(&f.message, &shared.borrow().location_names());
@@ -1353,11 +1379,14 @@ struct Iteration {
     ops: u64,
     /// Which behaviour it showed (see `Thread::reads_hash`).
     behaviour: u64,
+    /// A probe's answer (see `LiveRobustness::probe`).
+    robust_verdict: Option<bool>,
 }
 
 /// With robustness: what the run learned, the iteration's number, and the
 /// stale read (site, value) to stop at when re-running a candidate.
-type RobustIteration<'l> = (&'l mut Learned, u64, Option<(Site, i64)>);
+/// (`true`: probe it, see `LiveRobustness::probe`).
+type RobustIteration<'l> = (&'l mut Learned, u64, Option<(Site, i64, bool)>);
 
 /// Runs one live execution of `main` from `(seed, pct depth, pct steps)`,
 /// keeping its last `cap` operations for the report.
@@ -1399,13 +1428,17 @@ fn run_iteration(
         creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
         progress: 0,
-        robust: robust
-            .map(|(learned, i, stop)| (LiveRobustness::new(i, s, steps_now, stop), learned)),
+        robust: robust.map(|(learned, i, stop)| {
+            let mut r = LiveRobustness::new(i, s, steps_now, stop.map(|(site, v, _)| (site, v)));
+            r.probe = stop.is_some_and(|(_, _, probe)| probe);
+            (r, learned)
+        }),
     };
     if let Some(depth) = pct_depth {
         ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
     }
     let end = ex.run(main.clone());
+    let robust_verdict = ex.robust.as_ref().and_then(|(r, _)| r.verdict);
     let recent: Vec<LiveOp> = ex.recent.drain(..).collect();
     let behaviour = ex.threads.iter().fold(0u64, |h, th| mix(h ^ th.reads_hash));
     let (ops, recorded) = (ex.ops, ex.recorded);
@@ -1416,5 +1449,6 @@ fn run_iteration(
         recorded,
         ops,
         behaviour,
+        robust_verdict,
     }
 }

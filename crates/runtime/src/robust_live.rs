@@ -10,9 +10,12 @@
 //! that could return a stale value is a witness unless that value keeps a
 //! wait waiting, which only the run can tell: a read site whose failed
 //! turns read that value. So a stale read is held as a candidate until the
-//! run ends, and reported if no failed turn at its site read its value in
-//! any iteration (the report re-runs its iteration to show it). A write
-//! that could go before a newer one is reported at once.
+//! run ends and dropped if a failed turn at its site read its value in any
+//! iteration; otherwise its iteration is run again taking the stale value
+//! (a probe): a spin hint before any write of the thread makes it a failed
+//! turn, anything else a violation, reported from a third run that stops
+//! at the witness. A write that could go before a newer one is reported at
+//! once.
 
 use crate::report::{Failure, FailureKind};
 use crate::Site;
@@ -63,8 +66,15 @@ pub(crate) struct LiveRobustness {
     /// pair once: memory stays independent of the run's length).
     sites: Vec<(u32, Site)>,
     site_tags: HashMap<(u32, Site), u64>,
-    /// Re-running a candidate's iteration: stop at its stale read.
+    /// Re-running a candidate's iteration: stop at its stale read, or
+    /// (`probe`) take it and see whether it ends a failed wait turn.
     pub(crate) stop_at: Option<(Site, i64)>,
+    pub(crate) probe: bool,
+    /// Probing: the value to read stale at the next access, the thread
+    /// that read it, and the verdict (`Some(true)`: a violation).
+    pub(crate) force: Option<i64>,
+    probing: Option<u32>,
+    pub(crate) verdict: Option<bool>,
     iteration: u64,
     seed: u64,
     steps: u64,
@@ -78,6 +88,10 @@ impl LiveRobustness {
             sites: Vec::new(),
             site_tags: HashMap::new(),
             stop_at,
+            probe: false,
+            force: None,
+            probing: None,
+            verdict: None,
             iteration,
             seed,
             steps,
@@ -104,6 +118,10 @@ impl LiveRobustness {
     }
 
     fn keep(&mut self, t: u32) {
+        if self.probing == Some(t) && self.verdict.is_none() {
+            // The stale read's turn counts: it is a violation.
+            self.verdict = Some(true);
+        }
         self.clocks.turn_kept(t);
         if let Some(r) = self.turn_reads.get_mut(t as usize) {
             r.clear();
@@ -114,6 +132,10 @@ impl LiveRobustness {
     pub(crate) fn spin(&mut self, t: u32, learned: &mut Learned) {
         if !self.clocks.in_turn(t) {
             return;
+        }
+        if self.probing == Some(t) && self.verdict.is_none() {
+            // The stale value kept the wait waiting.
+            self.verdict = Some(false);
         }
         self.clocks.turn_failed(t);
         if let Some(reads) = self.turn_reads.get_mut(t as usize) {
@@ -176,6 +198,13 @@ impl LiveRobustness {
             WeakStep::StaleRead => {
                 let val = w.val.unwrap_or(0);
                 if self.stop_at == Some((site, val)) {
+                    if self.probe {
+                        if self.probing.is_none() {
+                            self.force = Some(val);
+                            self.probing = Some(t);
+                        }
+                        return None;
+                    }
                     return Some(self.failure(&w, action, site));
                 }
                 if !learned
@@ -193,6 +222,15 @@ impl LiveRobustness {
                 }
                 None
             }
+        }
+    }
+
+    /// Probing: whether the forced stale read was taken (`None`: no read
+    /// was forced at this access).
+    pub(crate) fn forced(&mut self, taken: Option<bool>) {
+        if taken == Some(false) {
+            // The live memory would not read it: judge it as found.
+            self.verdict = Some(true);
         }
     }
 
