@@ -157,34 +157,44 @@ fn a_wait_that_ends_on_a_stale_value_still_counts() {
     assert_eq!(r.failure.kind, FailureKind::NotRobust, "{r}");
 }
 
+/// `n` threads increment a counter under a spin lock taken with a
+/// compare-exchange loop (`weak` or strong).
+fn spin_lock(n: usize, weak: bool) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let lock = Arc::new(AtomicBool::new(false));
+        let count = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                let (lock, count) = (lock.clone(), count.clone());
+                thread::spawn(move || {
+                    let take = || {
+                        if weak {
+                            lock.compare_exchange_weak(false, true, Acquire, Relaxed)
+                        } else {
+                            lock.compare_exchange(false, true, Acquire, Relaxed)
+                        }
+                    };
+                    while take().is_err() {
+                        spin_loop();
+                    }
+                    let v = count.load(Relaxed);
+                    count.store(v + 1, Relaxed);
+                    lock.store(false, Release);
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(count.load(Relaxed), n);
+    }
+}
+
 #[test]
 fn a_spin_lock_with_a_compare_exchange_loop_is_robust() {
     Builder::new()
         .robustness()
-        .explore(|| {
-            let lock = Arc::new(AtomicBool::new(false));
-            let count = Arc::new(AtomicUsize::new(0));
-            let handles: Vec<_> = (0..2)
-                .map(|_| {
-                    let (lock, count) = (lock.clone(), count.clone());
-                    thread::spawn(move || {
-                        while lock
-                            .compare_exchange(false, true, Acquire, Relaxed)
-                            .is_err()
-                        {
-                            spin_loop();
-                        }
-                        let v = count.load(Relaxed);
-                        count.store(v + 1, Relaxed);
-                        lock.store(false, Release);
-                    })
-                })
-                .collect();
-            for h in handles {
-                h.join().unwrap();
-            }
-            assert_eq!(count.load(Relaxed), 2);
-        })
+        .explore(spin_lock(2, false))
         .unwrap();
 }
 
@@ -354,31 +364,6 @@ mod live {
 
     #[test]
     fn a_spin_lock_is_robust() {
-        live(false)
-            .explore(|| {
-                let lock = Arc::new(AtomicBool::new(false));
-                let count = Arc::new(AtomicUsize::new(0));
-                let handles: Vec<_> = (0..3)
-                    .map(|_| {
-                        let (lock, count) = (lock.clone(), count.clone());
-                        thread::spawn(move || {
-                            while lock
-                                .compare_exchange_weak(false, true, Acquire, Relaxed)
-                                .is_err()
-                            {
-                                spin_loop();
-                            }
-                            let v = count.load(Relaxed);
-                            count.store(v + 1, Relaxed);
-                            lock.store(false, Release);
-                        })
-                    })
-                    .collect();
-                for h in handles {
-                    h.join().unwrap();
-                }
-                assert_eq!(count.load(Relaxed), 3);
-            })
-            .unwrap();
+        live(false).explore(super::spin_lock(3, true)).unwrap();
     }
 }

@@ -11,7 +11,7 @@
 //! would end the turn otherwise.
 
 use crate::ast::LitmusTest;
-use crate::interp::{last_wait_conditions, run_thread, Reply, ThreadEnd, WaitCondition};
+use crate::interp::{last_wait_conditions, Reply, ThreadEnd, WaitCondition};
 use c11check_model::location_clocks::{LocationClocks, NextAccess, Witness};
 use c11check_model::{Action, BlockReason, Loc, MemOrder, Value};
 use std::collections::HashSet;
@@ -36,21 +36,10 @@ struct Next {
 }
 
 fn next(test: &LitmusTest, t: usize, loop_bound: u32, replies: &[Reply]) -> Next {
-    let mut i = 0;
-    let mut pending = None;
-    let r = run_thread(test, t, loop_bound, &mut |a| match replies.get(i) {
-        Some(r) => {
-            i += 1;
-            Some(*r)
-        }
-        None => {
-            pending = Some(a);
-            None
-        }
-    });
+    let step = crate::live::next(test, t, loop_bound, replies);
     let (conditions, in_condition) = last_wait_conditions();
     Next {
-        step: r.map_err(|_| pending.expect("a pending operation")),
+        step,
         conditions,
         in_condition,
     }

@@ -21,7 +21,7 @@ pub struct LiveOutcome {
 }
 
 /// The next operation of thread `t` after the replies it got so far, or its end.
-fn next(
+pub(crate) fn next(
     test: &LitmusTest,
     t: usize,
     loop_bound: u32,

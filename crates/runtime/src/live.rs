@@ -1208,27 +1208,23 @@ pub(crate) fn run_live(
     // waits on, the read was a failed turn); if it was no failed turn, run
     // again stopping at it, for the report.
     for c in learned.confirmed() {
-        let probe = run_iteration(
-            &main,
-            cfg,
-            &shared,
-            &mut stacks,
-            (c.seed, pct_depth, c.steps, park_loads),
-            RECENT,
-            Some((&mut learned, c.iteration, Some((c.site, c.val, true)))),
-        );
-        if probe.robust_verdict == Some(false) {
+        // `probe`: take the stale value; else stop at it, keeping every
+        // operation for the report.
+        let mut rerun = |probe: bool| {
+            run_iteration(
+                &main,
+                cfg,
+                &shared,
+                &mut stacks,
+                (c.seed, pct_depth, c.steps, park_loads),
+                if probe { RECENT } else { FULL_TRACE },
+                Some((&mut learned, c.iteration, Some((c.site, c.val, probe)))),
+            )
+        };
+        if rerun(true).robust_verdict == Some(false) {
             continue;
         }
-        let it = run_iteration(
-            &main,
-            cfg,
-            &shared,
-            &mut stacks,
-            (c.seed, pct_depth, c.steps, park_loads),
-            FULL_TRACE,
-            Some((&mut learned, c.iteration, Some((c.site, c.val, false)))),
-        );
+        let it = rerun(false);
         if let End::Failed(mut f) = it.end {
             f.message = crate::report::renamed(&f.message, &shared.borrow().location_names());
             let first = |m: &str| m.lines().next().unwrap_or("").to_string();
