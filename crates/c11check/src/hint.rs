@@ -8,3 +8,14 @@ pub fn spin_loop() {
 }
 
 pub use std::hint::black_box;
+
+/// Marks the end of a wait-loop turn that found nothing, as [`spin_loop`]
+/// does, and says so for robustness checking (`Builder::robustness`): the
+/// turn's accesses since the thread's previous hint are left out if they
+/// wrote nothing atomic, as those of a recognised wait loop are. For wait
+/// loops c11check cannot recognise by repetition (each turn reads other
+/// places, as a scan over several flags does).
+#[track_caller]
+pub fn failed_wait_turn() {
+    c11check_runtime::failed_turn_hint(c11check_runtime::Site::caller());
+}

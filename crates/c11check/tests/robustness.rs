@@ -190,6 +190,44 @@ fn spin_lock(n: usize, weak: bool) -> impl Fn() + Send + Sync + 'static {
     }
 }
 
+/// Each thread raises its flag, then scans its two inbox flags (the
+/// other's flag and one nobody sets), at most four turns, until one is 1,
+/// ending each turn that found nothing with `end_turn`.
+fn scanning_barrier(end_turn: fn()) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let flags: Arc<[AtomicUsize; 3]> = Arc::new(std::array::from_fn(|_| AtomicUsize::new(0)));
+        let wait = move |flags: &[AtomicUsize; 3], mine: usize, other: usize| {
+            flags[mine].store(1, Relaxed);
+            for turn in 0..4 {
+                if flags[[other, 2][turn % 2]].load(Relaxed) == 1 {
+                    break;
+                }
+                end_turn();
+            }
+        };
+        let f2 = flags.clone();
+        let t = thread::spawn(move || wait(&f2, 1, 0));
+        wait(&flags, 0, 1);
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn a_wait_loop_whose_turns_differ_needs_the_marker() {
+    // Turns alternate between two flags, so no turn repeats the one before:
+    // with `spin_loop` the stale turns count, and the barrier is reported.
+    let r = Builder::new()
+        .robustness()
+        .explore(scanning_barrier(spin_loop))
+        .unwrap_err();
+    assert_eq!(r.failure.kind, FailureKind::NotRobust, "{r}");
+    // Marked as failed turns, they are left out: robust.
+    Builder::new()
+        .robustness()
+        .explore(scanning_barrier(c11check::hint::failed_wait_turn))
+        .unwrap();
+}
+
 #[test]
 fn a_spin_lock_with_a_compare_exchange_loop_is_robust() {
     Builder::new()

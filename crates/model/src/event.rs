@@ -496,6 +496,10 @@ pub struct Event {
     /// head): a turn of a wait loop may end here (see robustness's failed
     /// turns).
     pub spins: bool,
+    /// The program said the wait-loop turn ending here found nothing
+    /// (`hint::failed_wait_turn`): robustness leaves it out, whatever the
+    /// turns around it do.
+    pub failed_turn: bool,
 }
 
 impl Event {
@@ -509,6 +513,7 @@ impl Event {
             revisitable: true,
             yields: false,
             spins: false,
+            failed_turn: false,
         }
     }
     #[inline]

@@ -256,7 +256,11 @@ impl FiberDriver {
                     Pending::Finished
                 }
                 CoroutineResult::Yield(Request::Spawn { main, site }) => Pending::Spawn(main, site),
-                CoroutineResult::Yield(Request::Spin { site, yields }) => {
+                CoroutineResult::Yield(Request::Spin {
+                    site,
+                    yields,
+                    failed,
+                }) => {
                     if self.spin_is_idle(g, t, site) {
                         crate::WAIT_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         Pending::Act(
@@ -272,10 +276,11 @@ impl FiberDriver {
                         if done > 0 && done <= g.thread_len(t) {
                             let id = EventId::new(t, done - 1);
                             let e = g.event(id);
-                            if !e.spins || (yields && !e.yields) {
+                            if !e.spins || (yields && !e.yields) || (failed && !e.failed_turn) {
                                 g.update_event(id, |e| {
                                     e.spins = true;
                                     e.yields |= yields;
+                                    e.failed_turn |= failed;
                                 });
                             }
                         }

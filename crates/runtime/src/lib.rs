@@ -199,8 +199,13 @@ pub(crate) enum Request {
     /// Start a thread running `main`.
     Spawn { main: ThreadMain, site: Site },
     /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut;
-    /// `yields` when the program itself yielded there.
-    Spin { site: Site, yields: bool },
+    /// `yields` when the program itself yielded there; `failed` when it
+    /// said the turn ending there found nothing (`failed_turn_hint`).
+    Spin {
+        site: Site,
+        yields: bool,
+        failed: bool,
+    },
     /// The thread ended without returning (see [`finish_thread`]): its
     /// result is recorded, its fiber is never resumed.
     Finish,
@@ -990,7 +995,23 @@ pub fn join(child: u32, site: Site) -> ThreadResult {
 /// The program yielded there: a preemption bound counts no preemption for
 /// a switch right after it.
 pub fn spin_hint(site: Site) {
-    suspend(Request::Spin { site, yields: true });
+    suspend(Request::Spin {
+        site,
+        yields: true,
+        failed: false,
+    });
+}
+
+/// [`spin_hint`] where the program says the wait-loop turn that ends here
+/// found nothing (`hint::failed_wait_turn`): robustness leaves the turn's
+/// accesses (since the thread's previous hint) out if it wrote nothing
+/// atomic, whether or not the next turn repeats it.
+pub fn failed_turn_hint(site: Site) {
+    suspend(Request::Spin {
+        site,
+        yields: true,
+        failed: true,
+    });
 }
 
 /// [`spin_hint`] for a place the runtime chose itself (a C loop's head),
@@ -999,6 +1020,7 @@ pub fn loop_hint(site: Site) {
     suspend(Request::Spin {
         site,
         yields: false,
+        failed: false,
     });
 }
 

@@ -15,6 +15,10 @@
 //! matches one of another value read the same way. The shortest such turn
 //! is taken, so that nothing but the wait's own accesses is left out.
 //!
+//! A turn the program marks (`hint::failed_wait_turn`, the events since
+//! the previous hint) is left out too if it wrote nothing atomic, for
+//! loops whose turns differ (a scan over several flags).
+//!
 //! Reference-count updates (`Arc`) do not count either: the explorer treats
 //! their order as unobservable (it explores one order of commuting
 //! updates).
@@ -78,8 +82,30 @@ pub(crate) fn wait_turns(g: &ExecutionGraph, state: &ExecutionState) -> Vec<Vec<
                     out[s as usize..(s + len) as usize].fill(true);
                 }
             };
+            // Where the turn ending at the event at `i` began: after the
+            // last hint, atomic write or thread operation before it (at most
+            // `MAX_TURN` events back): a failed turn only reads.
+            let turn_start = |i: u32| {
+                let from = i.saturating_sub(MAX_TURN);
+                (from..i)
+                    .rev()
+                    .find(|&k| {
+                        let e = &evs[k as usize];
+                        e.spins
+                            || e.is_write() && e.ord() != MemOrder::NonAtomic
+                            || e.loc().is_none() && !matches!(e.action, Action::Fence { .. })
+                    })
+                    .map_or(from, |k| k + 1)
+            };
             for (i, e) in evs.iter().enumerate() {
                 let i = i as u32;
+                // The program said this turn found nothing.
+                if e.failed_turn {
+                    let s = turn_start(i);
+                    if quiet(s, i + 1) {
+                        mark(i + 1, i + 1 - s);
+                    }
+                }
                 // A turn ends at `c`, and the turn from `c` repeats it.
                 // (A C loop's head hint may come after the first access of
                 // the turn it starts: its turn may end before `i` too.)
