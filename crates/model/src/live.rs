@@ -218,6 +218,12 @@ pub struct LiveMemory {
     last_read: Option<NodeId>,
     /// Reads read the newest store (see [`Self::set_read_latest`]).
     read_latest: bool,
+    /// Known far points of RMW chains: from a store, a store further along
+    /// the chain of RMWs that follows it (chains only grow at their end,
+    /// and their stores are in execution order). Cleared when pruning may
+    /// cut a chain. Without it a counter's `fetch_add`s walk their whole
+    /// chain from the initial store at every access.
+    chain_skip: std::cell::RefCell<HashMap<NodeId, NodeId, SeqBuild>>,
     /// The next read reads an older store holding this value, if it may
     /// (see [`Self::force_stale_read`]); then whether it did.
     force_stale: Option<Value>,
@@ -242,6 +248,7 @@ impl LiveMemory {
             window: None,
             last_read: None,
             read_latest: false,
+            chain_skip: Default::default(),
             force_stale: None,
             forced: None,
         };
@@ -465,12 +472,29 @@ impl LiveMemory {
 
     /// Where an edge from `a` really starts: the end of the chain of RMWs
     /// that follow `a` immediately (stopping before `to`).
-    fn rmw_end(&self, mut a: NodeId, to: NodeId) -> NodeId {
+    fn rmw_end(&self, a: NodeId, to: NodeId) -> NodeId {
+        let start = a;
+        let mut a = a;
+        // A known far point, unless `to` may lie between (chains run in
+        // execution order).
+        if let Some(&far) = self.chain_skip.borrow().get(&a) {
+            let (lo, hi, t) = (
+                execution_order(a),
+                execution_order(far),
+                execution_order(to),
+            );
+            if !(lo < t && t <= hi) && self.nodes.contains_key(&far) {
+                a = far;
+            }
+        }
         while let Some(next) = self.node(a).rmw {
             if next == to || !self.nodes.contains_key(&next) {
                 break;
             }
             a = next;
+        }
+        if a != start {
+            self.chain_skip.borrow_mut().insert(start, a);
         }
         a
     }
@@ -485,12 +509,7 @@ impl LiveMemory {
         if !must && self.reaches(from, to) {
             return;
         }
-        while let Some(next) = self.node(from).rmw {
-            if next == to || !self.nodes.contains_key(&next) {
-                break;
-            }
-            from = next;
-        }
+        from = self.rmw_end(from, to);
         let f = self.nodes.get_mut(&from).unwrap();
         if !f.edges.contains(&to) {
             f.edges.push(to);
@@ -1340,6 +1359,7 @@ impl LiveMemory {
         }
         self.nodes
             .retain(|id, n| n.slot == INIT_SLOT || referenced.contains(id));
+        self.chain_skip.borrow_mut().clear();
         for n in self.nodes.values_mut() {
             n.edges.retain(|d| referenced.contains(d));
         }
