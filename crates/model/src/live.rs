@@ -473,6 +473,9 @@ impl LiveMemory {
     /// Where an edge from `a` really starts: the end of the chain of RMWs
     /// that follow `a` immediately (stopping before `to`).
     fn rmw_end(&self, a: NodeId, to: NodeId) -> NodeId {
+        if self.node(a).rmw.is_none() {
+            return a;
+        }
         let start = a;
         let mut a = a;
         // A known far point, unless `to` may lie between (chains run in

@@ -249,14 +249,10 @@ impl LiveRobustness {
             }
             return;
         };
-        let tag = match self.site_tags.get(&(t, site)) {
-            Some(&tag) => tag,
-            None => {
-                let tag = self.sites.len() as u64;
-                self.sites.push((t, site));
-                self.site_tags.insert((t, site), tag);
-                tag
-            }
+        let tag = if action.may_write() {
+            self.site_tag(t, site)
+        } else {
+            0
         };
         match *action {
             Action::Load { ord, .. } => {
@@ -296,6 +292,17 @@ impl LiveRobustness {
             },
             _ => {}
         }
+    }
+
+    /// The tag of writes by `t` at `site` (each pair once).
+    fn site_tag(&mut self, t: u32, site: Site) -> u64 {
+        if let Some(&tag) = self.site_tags.get(&(t, site)) {
+            return tag;
+        }
+        let tag = self.sites.len() as u64;
+        self.sites.push((t, site));
+        self.site_tags.insert((t, site), tag);
+        tag
     }
 
     fn read_in_turn(&mut self, t: u32, site: Site, val: i64) {
