@@ -233,7 +233,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // A revisit fixes the part of the graph no later revisit removes:
         // if that part is already beyond the bound, so is everything this
         // branch leads to (its own revisits included).
-        if self.partial_over_bound(&g) {
+        let mut whole_over = false;
+        let mut dead = Vec::new();
+        if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
             self.stats.bound_pruned += 1;
             return;
         }
@@ -261,6 +263,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                         match self.add_read(&mut g, t, action) {
                             Some(id) => {
                                 if g.event(id).is_write() {
+                                    if self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
+                                        self.stats.bound_pruned += 1;
+                                        return;
+                                    }
                                     self.calc_revisits(&g, id);
                                 }
                                 if self.commute && g.event(id).refcount_class() == Some(true) {
@@ -275,6 +281,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                     Action::Store { .. } => {
                         let id = g.push(t, action);
+                        if self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
+                            self.stats.bound_pruned += 1;
+                            return;
+                        }
                         self.calc_revisits(&g, id);
                     }
                     Action::Spawn { .. } => {
@@ -284,7 +294,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                     Action::Finish | Action::Join { .. } => {
                         g.push(t, action);
-                        if self.partial_over_bound(&g) {
+                        if self.partial_over_bound(&g)
+                            || self.ahead_over_bound(&g, &mut whole_over, &mut dead)
+                        {
                             self.stats.bound_pruned += 1;
                             return;
                         }
@@ -1032,21 +1044,89 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let Some(k) = self.config.preemption_bound else {
             return false;
         };
+        !crate::bound::part_within(g, &Self::fixed_part(g), k, self.bound_rules())
+    }
+
+    /// The part of `g` every graph its branch leads to holds as it is here:
+    /// the events added before the first read that may still be revisited,
+    /// and those a revisit settled (see [`Self::partial_over_bound`]).
+    fn fixed_part(g: &ExecutionGraph) -> Vec<u32> {
         let first_open_read = g
             .events()
             .filter(|(_, e)| e.revisitable && e.is_read())
             .map(|(_, e)| e.stamp)
             .min()
             .unwrap_or(u32::MAX);
-        let part: Vec<u32> = (0..g.num_threads() as u32)
+        (0..g.num_threads() as u32)
             .map(|t| {
                 g.thread_events(t)
                     .iter()
                     .take_while(|e| e.stamp < first_open_read || !e.revisitable)
                     .count() as u32
             })
-            .collect();
-        !crate::bound::part_within(g, &part, k, self.bound_rules())
+            .collect()
+    }
+
+    /// Whether nothing the branch of `g` can still lead to is within the
+    /// preemption bound, although the part [`Self::partial_over_bound`]
+    /// asks about may be. Its graphs are the completions of `g`, which
+    /// contain `g` as it is, and the graphs a write added later makes by
+    /// revisiting, with everything they lead to: those keep the fixed part
+    /// and the write's prefix as they are here (the revisit settles the
+    /// prefix), and the prefix contains what its thread has done so far.
+    /// So when `g` is beyond the bound, and so is, for every thread that
+    /// has not ended, the fixed part with its prefix, no graph ahead is
+    /// within it. `dead` remembers the threads already shown to be beyond
+    /// it (for the rest of the branch: the parts only grow), and
+    /// `whole_over` that `g` is.
+    fn ahead_over_bound(
+        &self,
+        g: &ExecutionGraph,
+        whole_over: &mut bool,
+        dead: &mut Vec<bool>,
+    ) -> bool {
+        let Some(k) = self.config.preemption_bound else {
+            return false;
+        };
+        let rules = self.bound_rules();
+        if !*whole_over {
+            if crate::bound::within(g, k, rules) {
+                return false;
+            }
+            *whole_over = true;
+        }
+        let n = g.num_threads();
+        dead.resize(n, false);
+        let fixed = Self::fixed_part(g);
+        for t in 0..n as u32 {
+            if dead[t as usize] {
+                continue;
+            }
+            let len = g.thread_len(t);
+            let ended = g
+                .thread_events(t)
+                .last()
+                .is_some_and(|e| matches!(e.action, Action::Finish));
+            if !ended {
+                if len == 0 {
+                    return false;
+                }
+                let last = EventId::new(t, len - 1);
+                let mut part = if self.commute {
+                    g.porf_prefix_commuting(last)
+                } else {
+                    g.porf_prefix(last)
+                };
+                for (p, &f) in part.0.iter_mut().zip(&fixed) {
+                    *p = (*p).max(f);
+                }
+                if crate::bound::part_within(g, &part.0, k, rules) {
+                    return false;
+                }
+            }
+            dead[t as usize] = true;
+        }
+        true
     }
 
     /// The schedules the preemption bound counts (see [`crate::bound`]).
