@@ -1,6 +1,6 @@
 //! `UnsafeCell` whose every access is checked for data races.
 
-use c11check_model::{Action, MemOrder};
+use c11check_model::{Action, Loc, MemOrder};
 use c11check_runtime::{access, LocCell};
 
 /// An `UnsafeCell` whose accesses are events (plain reads and writes): two of
@@ -39,32 +39,69 @@ impl<T> UnsafeCell<T> {
     }
 }
 
+/// The plain access of `loc` a read or write is.
+fn plain(write: bool) -> impl FnOnce(Loc) -> Action {
+    move |loc| {
+        if write {
+            Action::Store {
+                loc,
+                ord: MemOrder::NonAtomic,
+                val: 0,
+            }
+        } else {
+            Action::Load {
+                loc,
+                ord: MemOrder::NonAtomic,
+            }
+        }
+    }
+}
+
+/// An access through a pointer that lasts until this is dropped (loom's
+/// `ConstPtr` and `MutPtr`): it began with a read or write of the cell, and
+/// ends with another, so that a conflicting access of another thread must
+/// be ordered after the end, not only after the start, to be race-free.
+#[derive(Debug)]
+pub struct AccessSpan {
+    generation: u32,
+    loc: Loc,
+    write: bool,
+    site: c11check_runtime::Site,
+}
+
+impl Drop for AccessSpan {
+    fn drop(&mut self) {
+        c11check_runtime::access_bound(self.generation, self.loc, plain(self.write), self.site);
+    }
+}
+
 impl<T: ?Sized> UnsafeCell<T> {
     #[track_caller]
     fn event(&self, write: bool) {
-        let site = c11check_runtime::Site::caller();
-        if write {
-            access(
-                &self.cell,
-                0,
-                |loc| Action::Store {
-                    loc,
-                    ord: MemOrder::NonAtomic,
-                    val: 0,
-                },
-                site,
-            );
-        } else {
-            access(
-                &self.cell,
-                0,
-                |loc| Action::Load {
-                    loc,
-                    ord: MemOrder::NonAtomic,
-                },
-                site,
-            );
+        access(
+            &self.cell,
+            0,
+            plain(write),
+            c11check_runtime::Site::caller(),
+        );
+    }
+
+    /// A pointer to the data and an access that lasts until the returned
+    /// span is dropped (a read, or a write if `write`); no span outside the
+    /// model.
+    #[track_caller]
+    pub fn span(&self, write: bool) -> (*mut T, Option<AccessSpan>) {
+        if !c11check_runtime::in_model() {
+            return (self.data.get(), None);
         }
+        self.event(write);
+        let span = c11check_runtime::bound_loc(&self.cell).map(|(generation, loc)| AccessSpan {
+            generation,
+            loc,
+            write,
+            site: c11check_runtime::Site::caller(),
+        });
+        (self.data.get(), span)
     }
 
     /// Reads through a shared pointer (a plain read for race detection).

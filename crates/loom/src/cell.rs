@@ -1,7 +1,8 @@
 //! `loom::cell`: `UnsafeCell` with loom's interface (`with`, `with_mut`,
 //! `get` -> `ConstPtr`, `get_mut` -> `MutPtr`) and `Cell`. Every access is a
 //! plain read or write of the model, checked for data races; an access made
-//! through `ConstPtr`/`MutPtr` is the read or write at `get`/`get_mut`.
+//! through `ConstPtr`/`MutPtr` lasts, as in loom, from `get`/`get_mut` until
+//! the pointer is dropped (a read or write at each end).
 
 /// loom's `UnsafeCell`.
 #[derive(Debug, Default)]
@@ -35,40 +36,50 @@ impl<T: ?Sized> UnsafeCell<T> {
     {
         self.0.with_mut(f)
     }
-    /// A shared pointer; the read is recorded now.
+    /// A shared pointer: a read of the cell from now until it is dropped.
     #[track_caller]
     pub fn get(&self) -> ConstPtr<T> {
-        ConstPtr(self.0.with(|p| p))
+        let (ptr, span) = self.0.span(false);
+        ConstPtr { ptr, _span: span }
     }
-    /// A unique pointer; the write is recorded now.
+    /// A unique pointer: a write of the cell from now until it is dropped.
     #[track_caller]
     pub fn get_mut(&self) -> MutPtr<T> {
-        MutPtr(self.0.with_mut(|p| p))
+        let (ptr, span) = self.0.span(true);
+        MutPtr { ptr, _span: span }
     }
 }
 
 /// loom's shared pointer into an `UnsafeCell`.
 #[derive(Debug)]
-pub struct ConstPtr<T: ?Sized>(*const T);
+pub struct ConstPtr<T: ?Sized> {
+    ptr: *const T,
+    /// Ends the read when the pointer is dropped.
+    _span: Option<c11check::cell::AccessSpan>,
+}
 
 impl<T: ?Sized> ConstPtr<T> {
     /// # Safety
     /// As loom's: the cell must not be written meanwhile.
     pub unsafe fn deref(&self) -> &T {
         // SAFETY: guaranteed by the caller.
-        unsafe { &*self.0 }
+        unsafe { &*self.ptr }
     }
     pub fn with<F, R>(&self, f: F) -> R
     where
         F: FnOnce(*const T) -> R,
     {
-        f(self.0)
+        f(self.ptr)
     }
 }
 
 /// loom's unique pointer into an `UnsafeCell`.
 #[derive(Debug)]
-pub struct MutPtr<T: ?Sized>(*mut T);
+pub struct MutPtr<T: ?Sized> {
+    ptr: *mut T,
+    /// Ends the write when the pointer is dropped.
+    _span: Option<c11check::cell::AccessSpan>,
+}
 
 impl<T: ?Sized> MutPtr<T> {
     /// # Safety
@@ -76,13 +87,13 @@ impl<T: ?Sized> MutPtr<T> {
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn deref(&self) -> &mut T {
         // SAFETY: guaranteed by the caller.
-        unsafe { &mut *self.0 }
+        unsafe { &mut *self.ptr }
     }
     pub fn with<F, R>(&self, f: F) -> R
     where
         F: FnOnce(*mut T) -> R,
     {
-        f(self.0)
+        f(self.ptr)
     }
 }
 

@@ -867,6 +867,32 @@ pub fn access(
     }
 }
 
+/// The location `cell` is bound to in the current execution, with the
+/// execution's number, if the cell was accessed in it.
+pub fn bound_loc(cell: &LocCell) -> Option<(u32, Loc)> {
+    let generation = with_shared(|s| s.generation);
+    cell.get(generation).map(|loc| (generation, loc))
+}
+
+/// An access of `loc`, bound in execution `generation` (see [`bound_loc`]),
+/// if that execution is still the current one (an access left over from
+/// an earlier execution is dropped).
+pub fn access_bound(
+    generation: u32,
+    loc: Loc,
+    action: impl FnOnce(Loc) -> Action,
+    site: Site,
+) -> Option<Outcome> {
+    if !in_model() || with_shared(|s| s.generation) != generation {
+        return None;
+    }
+    Some(suspend(Request::Act {
+        action: action(loc),
+        bind: None,
+        site,
+    }))
+}
+
 /// Records that an object the model checks for leaks (an `Arc` allocation)
 /// was made; it must be released with [`track_free`] before the execution ends.
 pub fn track_alloc(key: usize, what: &'static str, site: Site) {
