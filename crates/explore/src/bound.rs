@@ -305,7 +305,10 @@ impl<'a> Search<'a> {
         let mut found = false;
         // The current thread first: going on is free, and most graphs have a
         // schedule that switches little.
-        let order = s.current.into_iter().chain((0..n).filter(|&u| Some(u) != s.current));
+        let order = s
+            .current
+            .into_iter()
+            .chain((0..n).filter(|&u| Some(u) != s.current));
         for u in order {
             // At a choice the current thread may go on too, for free.
             let c = if Some(u) == s.current { 0 } else { cost };

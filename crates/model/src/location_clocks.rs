@@ -52,15 +52,21 @@
 //! this run then reports less, never more (the schedule that runs the
 //! turn first reports it).
 //!
-//! SeqCst accesses are acquire/release accesses for happens-before, and
-//! their psc constraints are not modelled. A weak step can only break psc
-//! through an edge that starts at the step itself (when it is SeqCst) or at
-//! an SC fence hb-before it (psc edges between older events agree with the
-//! SC run's order): so a SeqCst access is never reported as a weak step,
-//! nor, once the run has had a SeqCst access, an access with an SC fence
-//! hb-before it. No false alarm comes of SeqCst accesses, but a witness
-//! that needs one of those steps is missed; without SeqCst accesses the
-//! monitor is exact.
+//! SeqCst accesses are acquire/release accesses for happens-before; their
+//! psc constraints are judged by whether a psc cycle is possible at all.
+//! Every psc edge between the run's events follows the run's order, and so
+//! does every edge into the weak step; an edge against it must go from the
+//! step (when it is SeqCst) or an SC fence hb-before it (once the run has
+//! had a SeqCst access: without one, SC fences are exact as RC20 fences)
+//! through the step's eco to a SeqCst write of the location (one the step
+//! would come before in modification order) or to an SC fence after such a
+//! write or a read of it. Where no such edge exists, psc stays acyclic and
+//! the witness is reported; where one does, a cycle is possible but not
+//! certain, and the step is left unjudged (counted in
+//! [`LocationClocks::unjudged`]). So no false alarm comes of SeqCst
+//! accesses, but a witness whose step has such an edge and no cycle is
+//! missed (6 of 193 non-robust random programs with SeqCst accesses);
+//! without SeqCst accesses the monitor is exact.
 //!
 //! Memory is independent of the run's length: clocks have an entry per
 //! location the thread (or write) knows of, and the recent writes are a
@@ -167,6 +173,8 @@ struct LocState {
     sc_all: Clock,
     /// The last writes, oldest first; the back one has stamp `last`.
     recent: VecDeque<RecentWrite>,
+    /// The position (`ts`) of the newest SeqCst write, 0 if none.
+    sc_write: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -229,6 +237,9 @@ pub struct LocationClocks {
     fences: Clock,
     /// Whether the run has had a SeqCst access.
     sc_accesses: bool,
+    /// Per location, the newest write an SC fence came after: that the
+    /// fence's thread was aware of, or had read (see [`Self::check`]).
+    fenced_writes: Clock,
     /// Weak steps not reported because psc might forbid them.
     pub unjudged: u64,
 }
@@ -345,10 +356,9 @@ impl LocationClocks {
         if aware.ts >= sc.ts {
             return None;
         }
-        if seq_cst || self.sc_accesses && th.cur.get(FENCED).ts > 0 {
-            self.unjudged += 1;
-            return None;
-        }
+        // The sources a psc edge against the run's order could start from:
+        // the step itself, or an SC fence before it (see the module's note).
+        let psc_sources = seq_cst || self.sc_accesses && th.cur.get(FENCED).ts > 0;
         let witness = |step, at, val| Witness {
             thread: t,
             loc,
@@ -366,7 +376,7 @@ impl LocationClocks {
                 accept(v).then(|| witness(WeakStep::StaleRead, ts, Some(v)))
             })
         };
-        match access {
+        let found = match access {
             NextAccess::Load => stale_read(&|v| !keeps_waiting(v)),
             NextAccess::Write => (aware.plain < sc.plain).then(|| {
                 // Right before the newest non-RMW write in (aware, sc].
@@ -389,7 +399,29 @@ impl LocationClocks {
                     stale_read(&|v| (weak || v != expected) && !keeps_waiting(v))
                 })
             }
+        }?;
+        if psc_sources && self.psc_edge_back(&found) {
+            self.unjudged += 1;
+            return None;
         }
+        Some(found)
+    }
+
+    /// Whether the weak step of `w` could add a psc edge against the run's
+    /// order, from the step (if SeqCst) or an SC fence before it: to a
+    /// SeqCst write the step's eco reaches (one after the write a stale
+    /// read takes, or at or after the place of an early write), or to an
+    /// SC fence after such a write or a read of it. Every other psc edge of
+    /// the run with the step follows the run's order, so without one of
+    /// these psc stays acyclic. With one, psc may still be acyclic: the
+    /// step is then left unjudged.
+    fn psc_edge_back(&self, w: &Witness) -> bool {
+        let first = match w.step {
+            WeakStep::StaleRead => w.at + 1,
+            WeakStep::EarlyWrite => w.at,
+        };
+        let sc_write = self.locs.get(w.loc.0 as usize).map_or(0, |l| l.sc_write);
+        sc_write >= first || self.fenced_writes.get(w.loc).ts >= first
     }
 
     /// Thread `t` read the latest write of `loc` with order `ord` (a load,
@@ -485,6 +517,9 @@ impl LocationClocks {
             l.sc_last.clone_from(&th.sc);
             l.sc_all.clone_from(&th.sc);
         }
+        if ord.is_sc() {
+            l.sc_write = s.ts;
+        }
         if l.recent.len() == RECENT {
             l.recent.pop_front();
         }
@@ -510,6 +545,7 @@ impl LocationClocks {
             th.cur.join(&self.fences);
             th.acq.join(&self.fences);
             self.fences.join(&th.cur);
+            self.fenced_writes.join(&th.cur);
         }
         if ord.is_release() {
             th.rel = th.cur.clone();
