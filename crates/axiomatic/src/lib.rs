@@ -23,6 +23,13 @@ pub enum AxModel {
     /// herd's `c11_simp.cat`: original C11, load buffering allowed.
     C11,
     Sc,
+    /// C++20 restricted to what multi-copy-atomic hardware shows: also
+    /// `ppo ∪ rfe ∪ mo ∪ rb` acyclic (see [`mca_order`]).
+    Mca,
+    /// C++20 programs compiled for x86-64 (the standard mapping) under
+    /// x86-TSO: also `ppo ∪ rfe ∪ mo ∪ rb` acyclic with x86's ppo (see
+    /// [`tso_order`]).
+    Tso,
 }
 
 impl AxModel {
@@ -32,6 +39,8 @@ impl AxModel {
             "rc11" => Some(AxModel::Rc11),
             "c11" => Some(AxModel::C11),
             "sc" => Some(AxModel::Sc),
+            "mca" => Some(AxModel::Mca),
+            "tso" => Some(AxModel::Tso),
             _ => None,
         }
     }
@@ -176,6 +185,72 @@ fn mode_in(m: MemOrder, set: &[MemOrder]) -> bool {
     set.contains(&m)
 }
 
+/// What a multi-copy-atomic machine (ARMv8, x86) keeps in program order
+/// of a C++20 program compiled to it with the usual mappings: after an
+/// acquire read (`[R⊒acq];po`: ldar), before a release write
+/// (`po;[W⊒rel]`: stlr), between SeqCst events (`[SC];po;[SC]`: ldar/stlr
+/// and dmb ish keep their order), around an SC fence (`po;[Fsc];po`: dmb
+/// ish), a read before an acquire fence and what follows it
+/// (`[R];po;[F⊒acq];po`: dmb ishld), what precedes a release fence and a
+/// write after it (`po;[F⊒rel];po;[W]`: dmb ish), and program order at
+/// one location but a write before a read (which may take the write from
+/// the store buffer before other threads see it). Relaxed accesses to
+/// different locations stay unordered (no dependencies are tracked).
+/// ARMv8's `po;[L];coi` (a store-release before the same thread's later
+/// stores to its location) needs no edge: `po;[W⊒rel]` and `mo` give it.
+pub fn mca_order(evs: &[Ev], po: &Rel, same_loc: &Rel) -> Rel {
+    let n = evs.len();
+    let acq = [MemOrder::Acquire, MemOrder::AcqRel, MemOrder::SeqCst];
+    let rel = [MemOrder::Release, MemOrder::AcqRel, MemOrder::SeqCst];
+    let access = |i: usize| evs[i].loc.is_some() && evs[i].thread.is_some();
+    let fence = |i: usize| evs[i].is_fence();
+    let read = |i: usize| access(i) && evs[i].reads;
+    let write = |i: usize| access(i) && evs[i].writes;
+    let r_acq = Rel::id_on(n, |i| read(i) && mode_in(evs[i].mode, &acq));
+    let w_rel = Rel::id_on(n, |i| write(i) && mode_in(evs[i].mode, &rel));
+    let sc = Rel::id_on(n, |i| {
+        (access(i) || fence(i)) && evs[i].mode == MemOrder::SeqCst
+    });
+    let f_sc = Rel::id_on(n, |i| fence(i) && evs[i].mode == MemOrder::SeqCst);
+    let f_acq = Rel::id_on(n, |i| fence(i) && mode_in(evs[i].mode, &acq));
+    let f_rel = Rel::id_on(n, |i| fence(i) && mode_in(evs[i].mode, &rel));
+    let r = Rel::id_on(n, read);
+    let w = Rel::id_on(n, write);
+    r_acq
+        .seq(po)
+        .union(&po.seq(&w_rel))
+        .union(&sc.seq(po).seq(&sc))
+        .union(&po.seq(&f_sc).seq(po))
+        .union(&r.seq(po).seq(&f_acq).seq(po))
+        .union(&po.seq(&f_rel).seq(po).seq(&w))
+        .union(&po.inter(same_loc).minus(&w.seq(po).seq(&r)))
+}
+
+/// What x86-TSO keeps in program order of a C++20 program compiled with
+/// the standard mapping (loads and non-SeqCst stores `mov`, SeqCst stores
+/// `xchg`, read-modify-writes and compare-exchanges `lock`-prefixed, SeqCst
+/// fences `mfence`, other fences nothing): every pair of memory accesses
+/// but a plain store before a plain load, unless an `mfence` or a locked
+/// instruction lies between them.
+pub fn tso_order(evs: &[Ev], po: &Rel) -> Rel {
+    let n = evs.len();
+    let access = |i: usize| evs[i].loc.is_some() && evs[i].thread.is_some();
+    // A read-modify-write, or a SeqCst store (`xchg`).
+    let locked =
+        |i: usize| access(i) && evs[i].writes && (evs[i].reads || evs[i].mode == MemOrder::SeqCst);
+    let barrier = |i: usize| locked(i) || (evs[i].is_fence() && evs[i].mode == MemOrder::SeqCst);
+    let node = |i: usize| access(i) || barrier(i);
+    let plain_w = |i: usize| access(i) && evs[i].writes && !locked(i);
+    let plain_r = |i: usize| access(i) && evs[i].reads && !locked(i);
+    let nodes = Rel::id_on(n, node);
+    let po_nodes = nodes.seq(po).seq(&nodes);
+    let w_r = Rel::from_fn(n, |a, b| plain_w(a) && plain_r(b));
+    let through_barrier = po.seq(&Rel::id_on(n, barrier)).seq(po);
+    po_nodes
+        .minus(&w_r)
+        .union(&po_nodes.inter(&through_barrier))
+}
+
 /// Evaluates the axioms of `model` on `c`.
 pub fn check(c: &Candidate, model: AxModel) -> Verdict {
     hb_and_consistency(c, model).0
@@ -239,7 +314,7 @@ fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
     let conflict = Rel::from_fn(n, |a, b| (is_w(a) || is_w(b)) && same_loc.get(a, b));
 
     let (consistent, hb) = match model {
-        AxModel::Cpp20 | AxModel::Rc11 | AxModel::Sc => {
+        AxModel::Cpp20 | AxModel::Rc11 | AxModel::Sc | AxModel::Mca | AxModel::Tso => {
             let rb = rf.inverse().seq(&mo).minus(&id);
             let eco = rf.union(&mo).union(&rb).plus();
             let rmw_id = Rel::id_on(n, is_rmw);
@@ -295,8 +370,20 @@ fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
                 let pscf = fsc.seq(&hb.union(&hb.seq(&eco).seq(&hb))).seq(&fsc);
                 pscb.union(&pscf).acyclic()
             };
+            let hardware_ok = match model {
+                AxModel::Mca | AxModel::Tso => {
+                    let rfe = rf.inter(&ext);
+                    let ppo = if model == AxModel::Mca {
+                        mca_order(evs, &po, &same_loc)
+                    } else {
+                        tso_order(evs, &po)
+                    };
+                    ppo.union(&rfe).union(&mo).union(&rb).acyclic()
+                }
+                _ => true,
+            };
             (
-                coherence && coh_rmw && atomicity && no_thin_air && sc_ok,
+                coherence && coh_rmw && atomicity && no_thin_air && sc_ok && hardware_ok,
                 hb,
             )
         }

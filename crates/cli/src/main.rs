@@ -63,8 +63,10 @@ struct LitmusArgs {
     /// Litmus files or directories.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Memory model: cpp20 (default), rc11, sc, or c11 (original C11 with load
-    /// buffering, run on the brute-force axiomatic engine).
+    /// Memory model: cpp20 (default), rc11, sc; or, on the brute-force
+    /// axiomatic engine (litmus-sized tests only): c11 (original C11 with
+    /// load buffering), mca (C++20 on multi-copy-atomic hardware), tso
+    /// (C++20 compiled for x86-64, under x86-TSO).
     #[arg(long, default_value = "cpp20")]
     model: String,
     /// Print one JSON object per test instead of herd-style text.
@@ -143,14 +145,18 @@ struct Row {
 }
 
 fn litmus(args: LitmusArgs) -> ExitCode {
-    let brute = args.model == "c11";
+    let brute_model = match args.model.as_str() {
+        "c11" | "mca" | "tso" => AxModel::from_name(&args.model),
+        _ => None,
+    };
+    let brute = brute_model.is_some();
     let model = if brute {
         Model::Rc11
     } else if let Some(m) = Model::from_name(&args.model) {
         m
     } else {
         eprintln!(
-            "error: unknown model '{}' (expected cpp20, rc11, sc or c11)",
+            "error: unknown model '{}' (expected cpp20, rc11, sc, c11, mca or tso)",
             args.model
         );
         return ExitCode::from(2);
@@ -257,7 +263,12 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             continue;
         }
         let report = if brute {
-            match run_test_brute(&test, AxModel::C11, "c11", args.loop_bound) {
+            match run_test_brute(
+                &test,
+                brute_model.expect("a brute-force model"),
+                &args.model,
+                args.loop_bound,
+            ) {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("{}: {e}", f.display());

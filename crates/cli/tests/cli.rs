@@ -45,9 +45,9 @@ fn malformed_file_reports_file_line_column_and_exits_2() {
         err.contains("unsupported construct: 'for' statements"),
         "{err}"
     );
-    let (code, _, err) = c11check(&["litmus", "litmus/SB+rlx.litmus", "--model", "tso"]);
+    let (code, _, err) = c11check(&["litmus", "litmus/SB+rlx.litmus", "--model", "power"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown model 'tso'"), "{err}");
+    assert!(err.contains("unknown model 'power'"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

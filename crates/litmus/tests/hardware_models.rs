@@ -1,0 +1,112 @@
+//! The hardware restrictions of C++20 (`mca`, `tso`) only remove
+//! executions: on every test of both suites, the final states the
+//! brute-force engine finds under `tso` are among those under `mca`, and
+//! those among the ones under `cpp20`; and the tests written for them
+//! (`litmus/MCA+*`) say, per model, which outcome each hardware keeps.
+
+mod common;
+
+use c11check_axiomatic::AxModel;
+use c11check_litmus::expect::own_expectation;
+use c11check_litmus::load;
+use c11check_litmus::run::run_test_brute;
+use std::collections::BTreeSet;
+
+fn states(
+    test: &c11check_litmus::LitmusTest,
+    ax: AxModel,
+    name: &str,
+) -> Option<BTreeSet<Vec<i64>>> {
+    let r = run_test_brute(test, ax, name, 3).ok()?;
+    Some(r.states.keys().map(|v| v.to_vec()).collect())
+}
+
+fn has_loop(stmts: &[c11check_litmus::ast::Stmt]) -> bool {
+    use c11check_litmus::ast::Stmt;
+    stmts.iter().any(|s| match s {
+        Stmt::While(..) => true,
+        Stmt::If(_, a, b) => has_loop(a) || has_loop(b),
+        _ => false,
+    })
+}
+
+#[test]
+fn tso_within_mca_within_cpp20_on_every_suite_test() {
+    let mut files = common::litmus_files(&common::conformance_dir().join("dat3m-c11/litmus"));
+    files.extend(common::litmus_files(
+        &common::workspace_root().join("litmus"),
+    ));
+    let (mut compared, mut narrower, mut failures) = (0, 0, Vec::new());
+    for f in &files {
+        let Ok(test) = load(f) else { continue };
+        // Loops multiply the candidates the brute-force engine tries.
+        if test.threads.iter().any(|t| has_loop(&t.body)) {
+            continue;
+        }
+        let Some(cpp20) = states(&test, AxModel::Cpp20, "cpp20") else {
+            continue;
+        };
+        let (Some(mca), Some(tso)) = (
+            states(&test, AxModel::Mca, "mca"),
+            states(&test, AxModel::Tso, "tso"),
+        ) else {
+            failures.push(format!(
+                "{}: mca or tso gave up where cpp20 did not",
+                f.display()
+            ));
+            continue;
+        };
+        compared += 1;
+        narrower += (mca.len() < cpp20.len()) as u32;
+        if !mca.is_subset(&cpp20) {
+            failures.push(format!(
+                "{}: mca has states cpp20 does not: {:?}",
+                f.display(),
+                mca.difference(&cpp20).collect::<Vec<_>>()
+            ));
+        }
+        if !tso.is_subset(&mca) {
+            failures.push(format!(
+                "{}: tso has states mca does not: {:?}",
+                f.display(),
+                tso.difference(&mca).collect::<Vec<_>>()
+            ));
+        }
+        if tso.is_empty() {
+            failures.push(format!("{}: no execution under tso", f.display()));
+        }
+    }
+    eprintln!("{compared} tests compared; mca narrower than cpp20 on {narrower}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared >= 150, "only {compared} tests compared");
+}
+
+/// Each test's `@observation.mca` / `@observation.tso` line (and the plain
+/// one, for `cpp20`) is what the brute-force engine finds under that model.
+#[test]
+fn hardware_tests_have_their_expected_outcomes() {
+    let dir = common::workspace_root().join("litmus");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for f in common::litmus_files(&dir) {
+        let src = std::fs::read_to_string(&f).unwrap();
+        if !src.contains("@observation.mca") {
+            continue;
+        }
+        let test = load(&f).unwrap_or_else(|e| panic!("{e}"));
+        for (ax, name) in [
+            (AxModel::Cpp20, "cpp20"),
+            (AxModel::Mca, "mca"),
+            (AxModel::Tso, "tso"),
+        ] {
+            let report = run_test_brute(&test, ax, name, 3).unwrap();
+            let m = own_expectation(&src, name).mismatches(&report);
+            checked += 1;
+            if !m.is_empty() {
+                failures.push(format!("{} under {name}: {}", f.display(), m.join("; ")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 33, "only {checked} checks");
+}
