@@ -2,10 +2,30 @@
 //! dropped: a conflicting access of another thread must be ordered after
 //! the pointer's end, not only after `get`.
 
-use loom::cell::UnsafeCell;
+use loom::cell::{ConstPtr, MutPtr, UnsafeCell};
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom::thread;
+
+/// A pointer of either kind.
+enum Ptr {
+    Const(ConstPtr<u32>),
+    Mut(MutPtr<u32>),
+}
+
+impl Ptr {
+    /// Reads through a shared pointer, writes through a unique one.
+    fn touch(&self) {
+        match self {
+            // SAFETY: what is under test: the writer may be writing.
+            Ptr::Const(p) => {
+                let _ = p.with(|p| unsafe { *p });
+            }
+            // SAFETY: as above.
+            Ptr::Mut(p) => p.with(|p| unsafe { *p = 2 }),
+        }
+    }
+}
 
 /// The main thread takes a pointer with `get` (or `get_mut`), then lets a
 /// writer in (a release store it acquires) and uses the pointer after that,
@@ -24,28 +44,18 @@ fn pointer_across_a_handoff(mutable: bool, drop_first: bool) {
                 cell.with_mut(|p| unsafe { *p = 1 });
             })
         };
-        if mutable {
-            let ptr = cell.get_mut();
-            if drop_first {
-                drop(ptr);
-                go.store(true, Ordering::Release);
-            } else {
-                go.store(true, Ordering::Release);
-                // SAFETY: what is under test: the writer may be writing.
-                ptr.with(|p| unsafe { *p = 2 });
-                drop(ptr);
-            }
+        let ptr = if mutable {
+            Ptr::Mut(cell.get_mut())
         } else {
-            let ptr = cell.get();
-            if drop_first {
-                drop(ptr);
-                go.store(true, Ordering::Release);
-            } else {
-                go.store(true, Ordering::Release);
-                // SAFETY: what is under test: the writer may be writing.
-                let _ = ptr.with(|p| unsafe { *p });
-                drop(ptr);
-            }
+            Ptr::Const(cell.get())
+        };
+        if drop_first {
+            drop(ptr);
+            go.store(true, Ordering::Release);
+        } else {
+            go.store(true, Ordering::Release);
+            ptr.touch();
+            drop(ptr);
         }
         writer.join().unwrap();
     });
