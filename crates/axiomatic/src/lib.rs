@@ -228,16 +228,20 @@ pub fn mca_order(evs: &[Ev], po: &Rel, same_loc: &Rel) -> Rel {
 
 /// What x86-TSO keeps in program order of a C++20 program compiled with
 /// the standard mapping (loads and non-SeqCst stores `mov`, SeqCst stores
-/// `xchg`, read-modify-writes and compare-exchanges `lock`-prefixed, SeqCst
-/// fences `mfence`, other fences nothing): every pair of memory accesses
-/// but a plain store before a plain load, unless an `mfence` or a locked
-/// instruction lies between them.
+/// `xchg`, read-modify-writes and compare-exchanges `lock`-prefixed, a
+/// failing one too, SeqCst fences `mfence`, other fences nothing): every
+/// pair of memory accesses but a plain store before a plain load, unless an
+/// `mfence` or a locked instruction lies between them.
 pub fn tso_order(evs: &[Ev], po: &Rel) -> Rel {
     let n = evs.len();
     let access = |i: usize| evs[i].loc.is_some() && evs[i].thread.is_some();
-    // A read-modify-write, or a SeqCst store (`xchg`).
-    let locked =
-        |i: usize| access(i) && evs[i].writes && (evs[i].reads || evs[i].mode == MemOrder::SeqCst);
+    // A read-modify-write or compare-exchange (`lock`), or a SeqCst store
+    // (`xchg`).
+    let locked = |i: usize| {
+        access(i)
+            && ((evs[i].reads && (evs[i].writes || matches!(evs[i].action, Action::Cas { .. })))
+                || (evs[i].writes && evs[i].mode == MemOrder::SeqCst))
+    };
     let barrier = |i: usize| locked(i) || (evs[i].is_fence() && evs[i].mode == MemOrder::SeqCst);
     let node = |i: usize| access(i) || barrier(i);
     let plain_w = |i: usize| access(i) && evs[i].writes && !locked(i);
@@ -378,7 +382,14 @@ fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
                     } else {
                         tso_order(evs, &po)
                     };
-                    ppo.union(&rfe).union(&mo).union(&rb).acyclic()
+                    // Starting and joining a thread order everything
+                    // before (after) them with everything the thread does.
+                    let start_join = po.opt().seq(&spawn_join).seq(&po.opt());
+                    ppo.union(&start_join)
+                        .union(&rfe)
+                        .union(&mo)
+                        .union(&rb)
+                        .acyclic()
                 }
                 _ => true,
             };

@@ -1,7 +1,8 @@
 //! The hardware restrictions of C++20 (`mca`, `tso`) only remove
 //! executions: on every test of both suites, the final states the
 //! brute-force engine finds under `tso` are among those under `mca`, and
-//! those among the ones under `cpp20`; and the tests written for them
+//! those among the ones under `cpp20`, and the explorer finds the same
+//! states as the brute-force engine; and the tests written for them
 //! (`litmus/MCA+*`) say, per model, which outcome each hardware keeps.
 
 mod common;
@@ -9,8 +10,22 @@ mod common;
 use c11check_axiomatic::AxModel;
 use c11check_litmus::expect::own_expectation;
 use c11check_litmus::load;
-use c11check_litmus::run::run_test_brute;
+use c11check_litmus::run::{run_test, run_test_brute, RunOptions};
+use c11check_model::Model;
 use std::collections::BTreeSet;
+
+/// The final states the explorer finds under `model`.
+fn explored_states(test: &c11check_litmus::LitmusTest, model: Model) -> BTreeSet<Vec<i64>> {
+    let opts = RunOptions {
+        model,
+        ..Default::default()
+    };
+    run_test(test, &opts)
+        .states
+        .keys()
+        .map(|v| v.to_vec())
+        .collect()
+}
 
 fn states(
     test: &c11check_litmus::LitmusTest,
@@ -75,6 +90,17 @@ fn tso_within_mca_within_cpp20_on_every_suite_test() {
         if tso.is_empty() {
             failures.push(format!("{}: no execution under tso", f.display()));
         }
+        for (model, brute) in [(Model::Mca, &mca), (Model::Tso, &tso)] {
+            let explored = explored_states(&test, model);
+            if &explored != brute {
+                failures.push(format!(
+                    "{}: under {model} the explorer finds {:?}, the brute-force engine {:?}",
+                    f.display(),
+                    explored,
+                    brute
+                ));
+            }
+        }
     }
     eprintln!("{compared} tests compared; mca narrower than cpp20 on {narrower}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -82,7 +108,8 @@ fn tso_within_mca_within_cpp20_on_every_suite_test() {
 }
 
 /// Each test's `@observation.mca` / `@observation.tso` line (and the plain
-/// one, for `cpp20`) is what the brute-force engine finds under that model.
+/// one, for `cpp20`) is what the brute-force engine and the explorer find
+/// under that model.
 #[test]
 fn hardware_tests_have_their_expected_outcomes() {
     let dir = common::workspace_root().join("litmus");
@@ -105,8 +132,21 @@ fn hardware_tests_have_their_expected_outcomes() {
             if !m.is_empty() {
                 failures.push(format!("{} under {name}: {}", f.display(), m.join("; ")));
             }
+            let opts = RunOptions {
+                model: Model::from_name(name).unwrap(),
+                ..Default::default()
+            };
+            let m = own_expectation(&src, name).mismatches(&run_test(&test, &opts));
+            checked += 1;
+            if !m.is_empty() {
+                failures.push(format!(
+                    "{} under {name} (explorer): {}",
+                    f.display(),
+                    m.join("; ")
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 33, "only {checked} checks");
+    assert!(checked >= 66, "only {checked} checks");
 }

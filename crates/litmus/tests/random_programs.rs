@@ -4,7 +4,7 @@
 
 mod common;
 
-use c11check_axiomatic::{enumerate, graph_key, AxModel};
+use c11check_axiomatic::{enumerate, graph_key, AxModel, ExecKey};
 use c11check_litmus::interp::LitmusProgram;
 use c11check_litmus::parser::parse;
 use c11check_litmus::{run_test_with, RunOptions};
@@ -244,6 +244,11 @@ fn render_op(
 }
 
 fn check(src: &str, model: Model, ax: AxModel) -> Result<(), TestCaseError> {
+    check_set(src, model, ax).map(|_| ())
+}
+
+/// [`check`], returning the complete executions' keys.
+fn check_set(src: &str, model: Model, ax: AxModel) -> Result<BTreeSet<ExecKey>, TestCaseError> {
     if std::env::var_os("C11CHECK_PROPTEST_VERBOSE").is_some() {
         eprintln!("--- {model:?}\n{src}");
     }
@@ -287,7 +292,7 @@ fn check(src: &str, model: Model, ax: AxModel) -> Result<(), TestCaseError> {
         complete.difference(&e.executions).count(),
         src
     );
-    Ok(())
+    Ok(complete)
 }
 
 proptest! {
@@ -324,6 +329,35 @@ proptest! {
         check(&src, Model::Cpp20, AxModel::Cpp20)?;
         check(&src, Model::Rc11, AxModel::Rc11)?;
         check(&src, Model::Sc, AxModel::Sc)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(200, 0x04CA_7050))]
+
+    /// The hardware models: the explorer against the brute-force checker's
+    /// independently written axioms, and each model's executions among
+    /// those of the weaker one (`tso ⊆ mca ⊆ cpp20`).
+    #[test]
+    fn hardware_models_equal_brute_force(threads in prop::collection::vec(prop::collection::vec(op(), 1..4), 2..4)) {
+        let lock_ops: usize = threads
+            .iter()
+            .flatten()
+            .map(|o| match o {
+                Op::Locked(_, nested, _) => 1 + *nested as usize,
+                Op::TryLocked(..) => 1,
+                Op::Permits(..) | Op::TryPermits(..) => 2,
+                Op::Signal | Op::Await => 1,
+                _ => 0,
+            })
+            .sum();
+        prop_assume!(lock_ops <= 3);
+        let src = render(&threads);
+        let cpp20 = check_set(&src, Model::Cpp20, AxModel::Cpp20)?;
+        let mca = check_set(&src, Model::Mca, AxModel::Mca)?;
+        let tso = check_set(&src, Model::Tso, AxModel::Tso)?;
+        prop_assert!(mca.is_subset(&cpp20), "mca has executions cpp20 has not\n{}", src);
+        prop_assert!(tso.is_subset(&mca), "tso has executions mca has not\n{}", src);
     }
 }
 

@@ -12,45 +12,12 @@
 use crate::bits::BitMatrix;
 use crate::event::{Action, EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
+use crate::hardware::HardwareFrame;
 use crate::memo::ClockMemo;
 use crate::psc::PscFrame;
 use std::cell::RefCell;
-use std::fmt;
 
-/// A memory model c11check can check executions against.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Model {
-    /// C++20 (RC11 with release sequences of P0982R1): the default.
-    Cpp20,
-    /// RC11 as in herd's rc11.cat (C++11 release sequences).
-    Rc11,
-    /// Sequential consistency: every access takes part in one total order.
-    Sc,
-}
-
-impl Model {
-    pub fn from_name(s: &str) -> Option<Model> {
-        match s.to_ascii_lowercase().as_str() {
-            "cpp20" | "c++20" | "rc20" => Some(Model::Cpp20),
-            "rc11" => Some(Model::Rc11),
-            "sc" => Some(Model::Sc),
-            _ => None,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Cpp20 => "cpp20",
-            Model::Rc11 => "rc11",
-            Model::Sc => "sc",
-        }
-    }
-}
-
-impl fmt::Display for Model {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::models::Model;
 
 /// Why a graph is inconsistent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -880,7 +847,7 @@ impl<'g> Analysis<'g> {
         reset(&mut cached, nl, false);
         // Locations the seq_cst axiom does not look at are left empty when
         // only it is checked (marked as if copied, so nothing builds them).
-        if sc_only && self.model != Model::Sc && !self.has_sc_fence {
+        if sc_only && !self.model.orders_every_location() && !self.has_sc_fence {
             cached.fill(true);
             for (_, e) in g.events() {
                 if let Some(l) = e.loc().filter(|_| self.eff_ord(e.ord()).is_sc()) {
@@ -1015,8 +982,9 @@ impl<'g> Analysis<'g> {
         if !self.needs_sc_search() {
             return Some(orders);
         }
-        let frame = (self.model != Model::Sc).then(|| PscFrame::new(self));
-        if self.search(&mut orders, frame.as_ref()) {
+        let frame = (!self.model.total_order()).then(|| PscFrame::new(self));
+        let hardware = self.model.is_hardware().then(|| HardwareFrame::new(self));
+        if self.search(&mut orders, frame.as_ref(), hardware.as_ref()) {
             Some(orders)
         } else {
             None
@@ -1024,18 +992,30 @@ impl<'g> Analysis<'g> {
     }
 
     pub(crate) fn needs_sc_search(&self) -> bool {
-        self.model == Model::Sc || self.has_sc_event || self.has_sc_fence
+        self.model.orders_every_location() || self.has_sc_event || self.has_sc_fence
     }
 
     fn relevant(&self, l: &LocMo) -> bool {
-        self.model == Model::Sc || self.has_sc_fence || l.has_sc
+        self.model.orders_every_location() || self.has_sc_fence || l.has_sc
     }
 
     /// Completes `orders` at the locations that matter to the seq_cst
     /// axiom, one unordered pair of chains at a time, until psc (or, under
-    /// SC, the total order) is acyclic. `frame` holds psc's fixed part
-    /// (every model but SC).
-    fn search(&self, orders: &mut Vec<BitMatrix>, frame: Option<&PscFrame>) -> bool {
+    /// SC, the total order) is acyclic, and so is the hardware models'
+    /// global order. `frame` holds psc's fixed part (every model but SC),
+    /// `hardware` the global order's (the hardware models).
+    fn search(
+        &self,
+        orders: &mut Vec<BitMatrix>,
+        frame: Option<&PscFrame>,
+        hardware: Option<&HardwareFrame>,
+    ) -> bool {
+        if let Some(h) = hardware {
+            if !h.propagate(self, orders) {
+                return false;
+            }
+            debug_assert!(!h.has_cycle(self, orders), "propagation left a cycle");
+        }
         let cyclic = match frame {
             Some(f) => f.has_cycle(self, orders),
             None => self.sc_relation(orders).has_cycle(),
@@ -1061,7 +1041,7 @@ impl<'g> Analysis<'g> {
                     for (x, y) in [(c1, c2), (c2, c1)] {
                         let mut next = orders.clone();
                         add_closed_edge(&mut next[li], x, y);
-                        if self.search(&mut next, frame) {
+                        if self.search(&mut next, frame, hardware) {
                             *orders = next;
                             return true;
                         }
@@ -1114,11 +1094,11 @@ impl<'g> Analysis<'g> {
                     }
                 }
             }
-            if self.model != Model::Sc {
+            if !self.model.total_order() {
                 self.close_eco_at(l, &mo, &rb, &rf, &mut eco);
             }
         }
-        if self.model == Model::Sc {
+        if self.model.total_order() {
             let mut rel = hb;
             for i in 0..n {
                 rel.or_into(i, mo.row(i));
@@ -1418,7 +1398,7 @@ impl<'g> Analysis<'g> {
 /// access seq_cst.
 #[inline]
 pub(crate) fn effective_order(model: Model, ord: MemOrder) -> MemOrder {
-    if model == Model::Sc && ord.is_atomic() {
+    if model.all_seq_cst() && ord.is_atomic() {
         MemOrder::SeqCst
     } else {
         ord
@@ -1546,7 +1526,7 @@ pub(crate) fn extend_clocks(g: &ExecutionGraph, model: Model, memo: &mut ClockMe
                     if let Some(f) = fence_before.checked_sub(1) {
                         add(clock_of(EventId::new(t as u32, f)));
                     }
-                    if model == Model::Rc11 {
+                    if model.rc11_release_sequences() {
                         // RC11's release sequences start at the thread's
                         // last release write to the location as well.
                         let loc = e.loc();
@@ -1610,7 +1590,7 @@ pub fn is_sc_consistent_given_coherence(g: &ExecutionGraph, model: Model) -> boo
 /// orders in `g` (the model is SC, or `g` has seq_cst accesses or fences);
 /// without one, coherence per location is the whole check.
 pub fn needs_sc_search(g: &ExecutionGraph, model: Model) -> bool {
-    model == Model::Sc
+    model.orders_every_location()
         || g.events().any(|(_, e)| {
             (e.is_fence() || e.loc().is_some()) && effective_order(model, e.ord()).is_sc()
         })

@@ -9,10 +9,12 @@ pub mod bits;
 pub mod consistency;
 pub mod event;
 pub mod graph;
+mod hardware;
 pub mod live;
 pub mod location;
 pub mod location_clocks;
 mod memo;
+pub mod models;
 mod psc;
 pub mod robust;
 

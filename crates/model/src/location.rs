@@ -551,7 +551,9 @@ pub fn highest_write_ending_mo<K: Ord>(
     rank: impl Fn(EventId) -> K,
 ) -> Option<EventId> {
     let mut memo = g.memo.0.borrow_mut();
-    if model == Model::Sc || !extend_clocks(g, model, &mut memo) || memo.seq_cst() != (false, false)
+    if model.orders_every_location()
+        || !extend_clocks(g, model, &mut memo)
+        || memo.seq_cst() != (false, false)
     {
         return None;
     }
@@ -784,7 +786,7 @@ impl<'g> LocationCoherence<'g> {
                     && !lm.mo(i, wi)
             })
         };
-        let sc_may_change = self.model == Model::Sc
+        let sc_may_change = self.model.orders_every_location()
             || self.memo.seq_cst().1
             || (!forced && lm.has_sc)
             || (ord.is_sc() && sc_write_may_follow());
@@ -834,7 +836,7 @@ impl<'g> LocationCoherence<'g> {
     /// a new access of this location alone may not be the whole answer.
     pub fn sc_search_needed(&self) -> bool {
         let (access, fence) = self.memo.seq_cst();
-        self.model == Model::Sc || access || fence
+        self.model.orders_every_location() || access || fence
     }
 }
 

@@ -1,0 +1,84 @@
+//! `mca`: C++20 restricted to the executions a multi-copy-atomic machine
+//! (ARMv8) can show of the program compiled with the standard mapping
+//! (acquire loads `LDAR`, release stores `STLR`, seq_cst fences `DMB ISH`,
+//! acquire fences `DMB ISHLD`, release fences `DMB ISH`). On top of
+//! C++20's axioms, `ppo ∪ rfe ∪ mo ∪ rb` must be acyclic: writes become
+//! visible to all other threads at once (one global order), and a thread
+//! performs in order what `ppo` below relates.
+//!
+//! ppo, for events `a` before `b` in one thread:
+//! * `[R⊒acq];po`: nothing after an `LDAR` is performed before it;
+//! * `po;[W⊒rel]`: an `STLR` is performed after everything before it;
+//! * `[SC];po;[SC]`: `STLR` then `LDAR` stay in order (RCsc), as do
+//!   seq_cst accesses and fences among themselves;
+//! * `po;[F_sc];po`: `DMB ISH` orders everything around it;
+//! * `[R];po;[F⊒acq];po`: `DMB ISHLD` orders earlier reads before later
+//!   accesses;
+//! * `po;[F⊒rel];po;[W]`: a release fence orders earlier accesses before
+//!   later writes;
+//! * same-location order but a write before a read: coherence keeps
+//!   same-address accesses in order, except that a load may take its value
+//!   from the thread's own store before that store is visible (store
+//!   forwarding), so `W;po;R` at one location is not ordered.
+//!
+//! ARMv8's `po;[L];coi` (a release store before a later same-thread write of
+//! it) needs no edge here: `po;[W⊒rel]` and `mo` already give it. Reads are
+//! reordered freely (IRIW with relaxed reads is allowed, as on ARMv8; MoCA's
+//! prototype never reorders reads), and there are no dependencies: C++
+//! has none to keep.
+
+use super::Rules;
+use crate::event::{Event, MemOrder};
+
+pub(crate) const RULES: Rules = Rules {
+    name: "mca",
+    aliases: &["armv8"],
+    all_seq_cst: false,
+    rc11_release_sequences: false,
+    total_order: false,
+    preserved_order: Some(preserved),
+};
+
+fn acquires(o: MemOrder) -> bool {
+    matches!(o, MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst)
+}
+
+fn releases(o: MemOrder) -> bool {
+    matches!(o, MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst)
+}
+
+fn preserved(events: &[Event], keep: &mut dyn FnMut(usize, usize)) {
+    for (j, b) in events.iter().enumerate() {
+        let Some(loc_b) = b.loc() else { continue };
+        let b_release = b.is_write() && releases(b.ord());
+        let b_sc = b.ord() == MemOrder::SeqCst;
+        // The fences strictly between the candidate `a` and `b`, as `a`
+        // walks back from `b`.
+        let (mut full_fence, mut acq_fence, mut rel_fence) = (false, false, false);
+        for i in (0..j).rev() {
+            let a = &events[i];
+            match a.loc() {
+                None => {
+                    if a.is_fence() {
+                        let o = a.ord();
+                        full_fence |= o == MemOrder::SeqCst;
+                        acq_fence |= acquires(o);
+                        rel_fence |= releases(o);
+                    }
+                }
+                Some(loc_a) => {
+                    let kept = b_release
+                        || (a.is_read() && acquires(a.ord()))
+                        || (b_sc && a.ord() == MemOrder::SeqCst)
+                        || full_fence
+                        || (a.is_read() && acq_fence)
+                        || (b.is_write() && rel_fence)
+                        || (loc_a == loc_b && !(a.is_write() && b.is_read()));
+                    if kept {
+                        keep(i, j);
+                    }
+                }
+            }
+        }
+    }
+}

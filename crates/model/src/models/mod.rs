@@ -1,0 +1,133 @@
+//! The memory models, one file each, behind one interface.
+//!
+//! Every model is C++20's consistency (coherence, atomicity, no thin air and
+//! the seq_cst axiom over happens-before) adjusted by a few rules, and the
+//! rest of the crate asks [`Model`] for them instead of naming models:
+//!
+//! * [`Model::all_seq_cst`]: every atomic access behaves as seq_cst (SC);
+//! * [`Model::rc11_release_sequences`]: a release sequence also starts at the
+//!   thread's last release write to the location (RC11, before P0982R1);
+//! * [`Model::total_order`]: the seq_cst axiom is one total order over every
+//!   access (SC) instead of RC11's psc;
+//! * [`Model::preserved_order`]: the program order a multi-copy-atomic
+//!   machine keeps (`mca`, `tso`), whose union with `rfe`, `mo` and `rb` must
+//!   be acyclic as well (see `hardware.rs`);
+//! * [`Model::orders_every_location`]: whether the axioms beyond coherence
+//!   can depend on the order of any location's writes, not only those of
+//!   locations with seq_cst accesses (SC's total order and the hardware
+//!   models' global order do), so that no quick per-location verdict is the
+//!   whole answer.
+
+mod cpp20;
+mod mca;
+mod rc11;
+mod sc;
+mod tso;
+
+use crate::event::Event;
+use std::fmt;
+
+/// A memory model c11check can check executions against.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Model {
+    /// C++20 (RC11 with release sequences of P0982R1): the default.
+    Cpp20,
+    /// RC11 as in herd's rc11.cat (C++11 release sequences).
+    Rc11,
+    /// Sequential consistency: every access takes part in one total order.
+    Sc,
+    /// C++20 restricted to what a multi-copy-atomic machine (ARMv8) can
+    /// show of the program compiled with the standard mapping.
+    Mca,
+    /// C++20 restricted to what x86-TSO can show of the program compiled
+    /// with the standard mapping: store buffering only.
+    Tso,
+}
+
+/// The program order a hardware model keeps in one thread: calls
+/// `keep(i, j)` for each pair of memory accesses `events[i]`, `events[j]`
+/// (`i < j`) that the machine performs in program order (see
+/// `hardware.rs`). Fences are never passed: an order through one is given
+/// as the pair of accesses it separates.
+pub(crate) type PreservedOrder = fn(events: &[Event], keep: &mut dyn FnMut(usize, usize));
+
+/// What distinguishes one model from C++20: one value per model, in the
+/// model's file.
+pub(crate) struct Rules {
+    pub name: &'static str,
+    /// Other names `--model` accepts.
+    pub aliases: &'static [&'static str],
+    pub all_seq_cst: bool,
+    pub rc11_release_sequences: bool,
+    pub total_order: bool,
+    pub preserved_order: Option<PreservedOrder>,
+}
+
+impl Model {
+    /// Every model, the default first.
+    pub const ALL: [Model; 5] = [Model::Cpp20, Model::Rc11, Model::Sc, Model::Mca, Model::Tso];
+
+    fn rules(self) -> &'static Rules {
+        match self {
+            Model::Cpp20 => &cpp20::RULES,
+            Model::Rc11 => &rc11::RULES,
+            Model::Sc => &sc::RULES,
+            Model::Mca => &mca::RULES,
+            Model::Tso => &tso::RULES,
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Model> {
+        let s = s.to_ascii_lowercase();
+        Model::ALL
+            .into_iter()
+            .find(|m| m.rules().name == s || m.rules().aliases.contains(&s.as_str()))
+    }
+
+    pub fn name(self) -> &'static str {
+        self.rules().name
+    }
+
+    /// Every atomic access behaves as seq_cst.
+    #[inline]
+    pub fn all_seq_cst(self) -> bool {
+        self.rules().all_seq_cst
+    }
+
+    /// Release sequences also start at the thread's last release write.
+    #[inline]
+    pub fn rc11_release_sequences(self) -> bool {
+        self.rules().rc11_release_sequences
+    }
+
+    /// The seq_cst axiom is one total order over all accesses.
+    #[inline]
+    pub fn total_order(self) -> bool {
+        self.rules().total_order
+    }
+
+    /// The program order the model's hardware keeps, if it is one.
+    #[inline]
+    pub(crate) fn preserved_order(self) -> Option<PreservedOrder> {
+        self.rules().preserved_order
+    }
+
+    /// Whether this is a hardware model (an extra global-order axiom).
+    #[inline]
+    pub fn is_hardware(self) -> bool {
+        self.rules().preserved_order.is_some()
+    }
+
+    /// Whether the axioms beyond coherence can depend on the order of any
+    /// location's writes (see the module doc).
+    #[inline]
+    pub fn orders_every_location(self) -> bool {
+        self.total_order() || self.is_hardware()
+    }
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,51 @@
+//! `tso`: C++20 restricted to the executions x86-TSO can show of the
+//! program compiled with the standard mapping: loads and non-seq_cst stores
+//! are `mov`, seq_cst stores `xchg`, read-modify-writes and
+//! compare-exchanges (failing ones too) `lock`-prefixed, seq_cst fences
+//! `mfence`, other fences nothing. Each thread's stores go through a FIFO
+//! buffer, so the one order x86 does not keep is a plain store before a
+//! plain load (store buffering, with forwarding of the thread's own
+//! stores), unless a locked instruction or an `mfence` lies between them.
+//! On top of C++20's axioms, `ppo ∪ rfe ∪ mo ∪ rb` must be acyclic with
+//! that `ppo`.
+
+use super::Rules;
+use crate::event::{Action, Event, MemOrder};
+
+pub(crate) const RULES: Rules = Rules {
+    name: "tso",
+    aliases: &["x86", "x86-tso"],
+    all_seq_cst: false,
+    rc11_release_sequences: false,
+    total_order: false,
+    preserved_order: Some(preserved),
+};
+
+/// A `lock`-prefixed instruction or `xchg`: it drains the store buffer.
+fn locked(e: &Event) -> bool {
+    matches!(e.action, Action::Rmw { .. } | Action::Cas { .. })
+        || (e.is_write() && e.ord() == MemOrder::SeqCst)
+}
+
+fn preserved(events: &[Event], keep: &mut dyn FnMut(usize, usize)) {
+    for (j, b) in events.iter().enumerate() {
+        if b.loc().is_none() {
+            continue;
+        }
+        let b_plain_read = b.is_read() && !locked(b);
+        // Whether a barrier lies strictly between the candidate and `b`.
+        let mut drained = false;
+        for i in (0..j).rev() {
+            let a = &events[i];
+            if a.loc().is_none() {
+                drained |= a.is_fence() && a.ord() == MemOrder::SeqCst;
+                continue;
+            }
+            let buffered = a.is_write() && !locked(a);
+            if !(buffered && b_plain_read) || drained {
+                keep(i, j);
+            }
+            drained |= locked(a);
+        }
+    }
+}
