@@ -88,7 +88,8 @@ fn config() -> RunConfig {
     let model = match std::env::var("C11CHECK_MODEL") {
         Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
             usage_error(&format!(
-                "unknown C11CHECK_MODEL={name:?} (cpp20, rc11 or sc)"
+                "unknown C11CHECK_MODEL={name:?} ({})",
+                Model::NAMES
             ))
         }),
         Err(_) => Model::Cpp20,

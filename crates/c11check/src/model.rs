@@ -24,7 +24,8 @@ where
 /// variable, read by [`Builder::new`], so CI can change them without code.
 #[derive(Clone, Debug)]
 pub struct Builder {
-    /// Memory model: `cpp20` (default), `rc11` or `sc`. `C11CHECK_MODEL`.
+    /// Memory model: `cpp20` (default), `rc11`, `sc`, `mca` or `tso`.
+    /// `C11CHECK_MODEL`.
     pub memory_model: Model,
     /// `Some(n)`: run `n` random executions instead of exploring every one.
     /// `C11CHECK_ITERATIONS`.
@@ -119,7 +120,10 @@ impl Builder {
     pub fn new() -> Self {
         let memory_model = match std::env::var("C11CHECK_MODEL") {
             Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
-                panic!("c11check: unknown C11CHECK_MODEL={name:?} (cpp20, rc11 or sc)")
+                panic!(
+                    "c11check: unknown C11CHECK_MODEL={name:?} ({})",
+                    Model::NAMES
+                )
             }),
             Err(_) => Model::Cpp20,
         };

@@ -384,7 +384,10 @@ pub struct RunArgs {
 pub fn run_program(a: RunArgs) -> ExitCode {
     if let Some(m) = &a.model {
         if c11check_model::Model::from_name(m).is_none() {
-            eprintln!("c11check: unknown model '{m}' (expected cpp20, rc11 or sc)");
+            eprintln!(
+                "c11check: unknown model '{m}' (expected {})",
+                c11check_model::Model::NAMES
+            );
             return ExitCode::from(2);
         }
     }

@@ -63,7 +63,10 @@ pub fn run_live(
     };
     for i in 0..iterations {
         let mut rng = SplitMix64::new(iteration_seed(seed, i));
-        let mut mem = LiveMemory::new(model == Model::Sc);
+        let mut mem = LiveMemory::new(model.all_seq_cst());
+        if model == Model::Tso {
+            mem.set_tso();
+        }
         for &v in &test.init {
             mem.add_loc(v);
         }
@@ -159,6 +162,7 @@ pub fn run_live(
                 })
                 .unwrap_or(0)
         };
+        mem.drain_all(&mut |k| rng.below(k));
         let finals: Vec<(Loc, Value)> = observed
             .iter()
             .map(|&l| (l, mem.final_value(l, &mut |k| rng.below(k))))

@@ -372,7 +372,8 @@ pub fn run_test_inspecting(
         tally: &tally,
         restarted,
     };
-    if let (true, Some((iterations, seed))) = (opts.live, opts.random) {
+    let live = opts.live && opts.model.has_live_memory();
+    if let (true, Some((iterations, seed))) = (live, opts.random) {
         let start = std::time::Instant::now();
         let o = crate::live::run_live(test, opts.model, opts.loop_bound, iterations, seed);
         let ok = match test.condition.quantifier {

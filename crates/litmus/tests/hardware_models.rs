@@ -150,3 +150,63 @@ fn hardware_tests_have_their_expected_outcomes() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 66, "only {checked} checks");
 }
+
+/// Random runs never show a state outside the model (the live memory's
+/// x86-TSO machine under `tso`, execution graphs under `mca`, which the live
+/// memory cannot run), and on the tests written for the hardware models
+/// enough of them show every state the model allows.
+#[test]
+fn random_runs_stay_within_the_hardware_models() {
+    let mut files = common::litmus_files(&common::conformance_dir().join("dat3m-c11/litmus"));
+    let own = common::litmus_files(&common::workspace_root().join("litmus"));
+    files.extend(own.iter().cloned());
+    let (mut compared, mut failures) = (0, Vec::new());
+    for f in &files {
+        let Ok(test) = load(f) else { continue };
+        if test.threads.iter().any(|t| has_loop(&t.body)) {
+            continue;
+        }
+        let hardware_test = f
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("MCA+"));
+        for (model, ax) in [(Model::Tso, AxModel::Tso), (Model::Mca, AxModel::Mca)] {
+            let Some(brute) = states(&test, ax, model.name()) else {
+                continue;
+            };
+            let iterations = match (hardware_test, model) {
+                (true, _) => 3000,
+                (false, Model::Tso) => 200,
+                (false, _) => 30,
+            };
+            let opts = RunOptions {
+                model,
+                random: Some((iterations, 7)),
+                ..Default::default()
+            };
+            let found: BTreeSet<Vec<i64>> = run_test(&test, &opts)
+                .states
+                .keys()
+                .map(|v| v.to_vec())
+                .collect();
+            compared += 1;
+            if !found.is_subset(&brute) {
+                failures.push(format!(
+                    "{}: random runs under {model} show {:?}, outside {:?}",
+                    f.display(),
+                    found.difference(&brute).collect::<Vec<_>>(),
+                    brute
+                ));
+            }
+            if hardware_test && found != brute {
+                failures.push(format!(
+                    "{}: {iterations} random runs under {model} show {:?} of {:?}",
+                    f.display(),
+                    found,
+                    brute
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared >= 300, "only {compared} runs compared");
+}

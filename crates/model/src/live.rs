@@ -27,6 +27,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 type NodeId = u64;
 
+/// A few thread numbers.
+type SmallList = smallvec::SmallVec<[u32; 8]>;
+
 /// A hasher for integer keys (sequence numbers, addresses): a
 /// multiplicative hash is enough, and several times faster than the
 /// default one (which dominated the live memory's profile).
@@ -194,6 +197,26 @@ pub enum ReadFrom {
     Store { thread: u32, seq: u64 },
 }
 
+/// x86-TSO's machine on top of the memory (the `tso` model, see
+/// [`LiveMemory::set_tso`]): each thread's stores wait in a FIFO buffer
+/// until they are flushed to memory, at random points; a load takes its
+/// thread's newest buffered store to the location, else the last one
+/// flushed. Locked instructions (read-modify-writes, compare-exchanges,
+/// seq_cst stores) and seq_cst fences drain their thread's buffer first and
+/// write to memory at once; starting and joining a thread drain the
+/// parent's and the child's. Every run is an x86-TSO execution of the
+/// program compiled with the standard mapping, and every such execution is
+/// one some run produces.
+#[derive(Default)]
+struct StoreBuffers {
+    /// Per thread, its stores not yet in memory, oldest first.
+    pending: Vec<VecDeque<(Loc, NodeId)>>,
+    /// Per location, the last store flushed (`None`: the initial value).
+    memory: Vec<Option<NodeId>>,
+    /// The store the access being performed reads, as the machine says.
+    target: Option<NodeId>,
+}
+
 /// The state of one random execution under C11Tester's operational model.
 pub struct LiveMemory {
     /// `add_edge`'s work list, kept to save an allocation per edge.
@@ -228,6 +251,8 @@ pub struct LiveMemory {
     /// (see [`Self::force_stale_read`]); then whether it did.
     force_stale: Option<Value>,
     pub forced: Option<bool>,
+    /// x86-TSO's store buffers, under the `tso` model.
+    tso: Option<StoreBuffers>,
 }
 
 impl LiveMemory {
@@ -251,9 +276,111 @@ impl LiveMemory {
             chain_skip: Default::default(),
             force_stale: None,
             forced: None,
+            tso: None,
         };
         m.add_thread(None);
         m
+    }
+
+    /// Runs the x86-TSO machine (see [`StoreBuffers`]): reads take what it
+    /// says, and seq_cst operations no longer synchronise through one clock
+    /// (x86's locked instructions and `mfence` give the order C++20 asks
+    /// of them). Call it before adding threads and locations.
+    pub fn set_tso(&mut self) {
+        self.tso = Some(StoreBuffers {
+            pending: vec![VecDeque::new(); self.threads.len()],
+            ..Default::default()
+        });
+    }
+
+    /// Flushes thread `t`'s oldest buffered store to memory.
+    fn flush_oldest(&mut self, t: u32) {
+        if let Some(b) = &mut self.tso {
+            if let Some((loc, id)) = b.pending[t as usize].pop_front() {
+                let l = loc.0 as usize;
+                if b.memory.len() <= l {
+                    b.memory.resize(l + 1, None);
+                }
+                b.memory[l] = Some(id);
+            }
+        }
+    }
+
+    /// Flushes every store thread `t` buffered.
+    fn drain(&mut self, t: u32) {
+        while self
+            .tso
+            .as_ref()
+            .is_some_and(|b| !b.pending[t as usize].is_empty())
+        {
+            self.flush_oldest(t);
+        }
+    }
+
+    /// Flushes buffered stores of randomly chosen threads, oldest first,
+    /// each time stopping with the same chance as flushing one of them.
+    fn random_flushes(&mut self, choose: &mut dyn FnMut(usize) -> usize) {
+        loop {
+            let Some(b) = &self.tso else { return };
+            let with: SmallList = (0..b.pending.len() as u32)
+                .filter(|&u| !b.pending[u as usize].is_empty())
+                .collect();
+            if with.is_empty() {
+                return;
+            }
+            let k = choose(with.len() + 1);
+            if k == with.len() {
+                return;
+            }
+            self.flush_oldest(with[k]);
+        }
+    }
+
+    /// Flushes every buffered store, the threads' buffers interleaved at
+    /// random: the end of a run under `tso`, before its final values are
+    /// asked (a no-op under the other models).
+    pub fn drain_all(&mut self, choose: &mut dyn FnMut(usize) -> usize) {
+        loop {
+            let Some(b) = &self.tso else { return };
+            let with: SmallList = (0..b.pending.len() as u32)
+                .filter(|&u| !b.pending[u as usize].is_empty())
+                .collect();
+            if with.is_empty() {
+                return;
+            }
+            let k = choose(with.len());
+            self.flush_oldest(with[k]);
+        }
+    }
+
+    /// Under `tso`, notes the store thread `t` reads at `loc`: its newest
+    /// buffered store there, else memory's.
+    fn aim_read(&mut self, t: u32, loc: Loc) {
+        if let Some(b) = &mut self.tso {
+            let own = b.pending[t as usize]
+                .iter()
+                .rev()
+                .find(|(l, _)| *l == loc)
+                .map(|&(_, id)| id);
+            let memory = b.memory.get(loc.0 as usize).copied().flatten();
+            b.target = Some(own.or(memory).unwrap_or(u64::MAX - loc.0 as u64));
+        }
+    }
+
+    /// Under `tso`, store `id` of thread `t` goes to its buffer, or to
+    /// memory at once when `locked`.
+    fn buffer_store(&mut self, t: u32, loc: Loc, id: NodeId, locked: bool) {
+        if let Some(b) = &mut self.tso {
+            if locked {
+                let l = loc.0 as usize;
+                if b.memory.len() <= l {
+                    b.memory.resize(l + 1, None);
+                }
+                b.memory[l] = Some(id);
+            } else {
+                b.pending[t as usize].push_back((loc, id));
+            }
+        }
     }
 
     /// Every read reads the newest store of its location (the last one
@@ -383,6 +510,12 @@ impl LiveMemory {
     /// A new thread; it starts after everything `parent` did so far.
     pub fn add_thread(&mut self, parent: Option<u32>) -> u32 {
         let t = self.threads.len() as u32;
+        if let Some(p) = parent {
+            self.drain(p);
+        }
+        if let Some(b) = &mut self.tso {
+            b.pending.push(VecDeque::new());
+        }
         let (clock, hb) = match parent {
             Some(p) => {
                 self.tick(p);
@@ -421,6 +554,7 @@ impl LiveMemory {
 
     /// Thread `t` joined `child` (which has finished).
     pub fn join(&mut self, t: u32, child: u32) {
+        self.drain(child);
         self.threads[t as usize].joining = None;
         self.tick(t);
         let c = self.threads[child as usize].clock.clone();
@@ -703,7 +837,15 @@ impl LiveMemory {
                 i
             });
             let forcing = stale.is_some();
-            let i = if let Some(i) = stale {
+            let target = self.tso.as_mut().and_then(|b| b.target.take());
+            let aimed = target.and_then(|x| cands.iter().position(|&c| c == x));
+            debug_assert!(
+                target.is_none() || aimed.is_some(),
+                "x86-TSO's store is not one the memory lets the read take"
+            );
+            let i = if let Some(i) = aimed {
+                i
+            } else if let Some(i) = stale {
                 i
             } else if self.read_latest {
                 newest
@@ -713,6 +855,7 @@ impl LiveMemory {
             let s = cands.swap_remove(i);
             let prior = self.prior_set(t, loc, sc, Some(s));
             if prior.iter().any(|&a| self.reaches(s, self.rmw_end(a, s))) {
+                debug_assert!(aimed.is_none(), "x86-TSO's store closes a cycle");
                 continue;
             }
             if writes(s, self.node(s).val)
@@ -869,6 +1012,9 @@ impl LiveMemory {
     /// it and let IRIW with SeqCst fences show its forbidden outcome): no
     /// execution the model forbids is produced, some it allows are not.
     fn sc_sync(&mut self, t: u32) {
+        if self.tso.is_some() {
+            return;
+        }
         let th = &mut self.threads[t as usize];
         join_into(&mut th.clock, &self.sc_clock);
         self.sc_clock.clone_from(&th.clock);
@@ -897,6 +1043,7 @@ impl LiveMemory {
         let ord = self.effective(ord);
         let sc = ord.is_sc();
         let seq = self.begin_access(t, sc);
+        self.aim_read(t, loc);
         let cands = self.may_read_from(t, loc, sc, false);
         let s = self.read_from(t, loc, ord, sc, &|_, _| false, cands, choose);
         self.push_entry(
@@ -917,9 +1064,14 @@ impl LiveMemory {
 
     pub fn store(&mut self, t: u32, loc: Loc, ord: MemOrder, val: Value) {
         let ord = self.effective(ord);
+        if ord.is_sc() {
+            // `xchg`
+            self.drain(t);
+        }
         let seq = self.begin_access(t, ord.is_sc());
         let id = self.new_store(t, seq, val, ord, None);
         self.finish_store(t, loc, id, ord.is_sc());
+        self.buffer_store(t, loc, id, ord.is_sc());
         if ord.is_sc() {
             self.sc_sync(t);
         }
@@ -930,6 +1082,7 @@ impl LiveMemory {
         let id = self.new_store(t, seq, val, ord, Some(s));
         self.add_rmw_edge(loc, s, id);
         self.finish_store(t, loc, id, ord.is_sc());
+        self.buffer_store(t, loc, id, true);
     }
 
     /// fetch_op / exchange: returns the value read.
@@ -946,7 +1099,9 @@ impl LiveMemory {
     ) -> Value {
         let ord = self.effective(ord);
         let sc = ord.is_sc();
+        self.drain(t);
         let seq = self.begin_access(t, sc);
+        self.aim_read(t, loc);
         let cands = self.may_read_from(t, loc, sc, true);
         let s = self.read_from(t, loc, ord.read_half(), sc, &|_, _| true, cands, choose);
         let old = self.node(s).val;
@@ -996,7 +1151,9 @@ impl LiveMemory {
     ) -> (Value, Option<Value>) {
         let (success, failure) = (self.effective(success), self.effective(failure));
         let sc = success.is_sc() || failure.is_sc();
+        self.drain(t);
         let seq = self.begin_access(t, sc);
+        self.aim_read(t, loc);
         let failed_on = self.threads[t as usize]
             .spurious_fails
             .iter()
@@ -1053,6 +1210,10 @@ impl LiveMemory {
 
     pub fn fence(&mut self, t: u32, ord: MemOrder) {
         let ord = self.effective(ord);
+        if ord.is_sc() {
+            // `mfence`
+            self.drain(t);
+        }
         let seq = self.tick(t);
         let th = &mut self.threads[t as usize];
         if ord.is_acquire() {
@@ -1083,6 +1244,7 @@ impl LiveMemory {
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Option<Performed> {
         self.last_read = None;
+        self.random_flushes(choose);
         let race = action.loc().and_then(|loc| {
             let (write, atomic) = match action {
                 Action::Load { ord, .. } => (false, ord.is_atomic()),
@@ -1285,6 +1447,13 @@ impl LiveMemory {
             b.sort_unstable();
             b.dedup();
         }
+        // Under `tso`, the stores memory and the buffers hold stay.
+        let pinned: HashSet<NodeId, SeqBuild> = match &self.tso {
+            Some(b) => (b.memory.iter().flatten().copied())
+                .chain(b.pending.iter().flatten().map(|&(_, id)| id))
+                .collect(),
+            None => HashSet::default(),
+        };
         let mut referenced: HashSet<NodeId, SeqBuild> = HashSet::default();
         for (l, threshold) in self.locs.iter_mut().zip(&thresholds) {
             for (slot, list) in l.per_slot.iter_mut().enumerate() {
@@ -1331,7 +1500,11 @@ impl LiveMemory {
                     }
                 }
                 for (i, e) in list.iter().enumerate() {
-                    if e.store && (slot == INIT_SLOT || e.seq > threshold[slot]) {
+                    if e.store
+                        && (slot == INIT_SLOT
+                            || e.seq > threshold[slot]
+                            || pinned.contains(&e.write))
+                    {
                         keep[i] = true;
                     }
                 }
@@ -1372,6 +1545,12 @@ impl LiveMemory {
     /// The value a location ends with: that of a store nothing is mo-after
     /// (any such store can be last).
     pub fn final_value(&self, loc: Loc, choose: &mut dyn FnMut(usize) -> usize) -> Value {
+        if let Some(b) = &self.tso {
+            let m = b.memory.get(loc.0 as usize).copied().flatten();
+            if let Some(n) = self.nodes.get(&m.unwrap_or(u64::MAX - loc.0 as u64)) {
+                return n.val;
+            }
+        }
         let l = &self.locs[loc.0 as usize];
         let stores: Vec<NodeId> = l
             .per_slot
@@ -1514,6 +1693,66 @@ mod tests {
             }
             assert!(seen > 0);
             assert!(m.stats().peak_stores < 20_000, "{:?}", m.stats());
+        }
+    }
+    /// Store buffering under `tso`, pruning after every store: both loads
+    /// can miss the other thread's store (buffered), but not with an SC
+    /// fence between store and load, and a thread always reads its own
+    /// buffered store.
+    #[test]
+    fn tso_buffers_stores_until_a_fence() {
+        for fenced in [false, true] {
+            let mut seen = std::collections::BTreeSet::new();
+            for seed in 0..400 {
+                let mut choose = rng(seed);
+                let mut m = LiveMemory::new(false);
+                m.set_tso();
+                m.set_prune_interval(1);
+                let (x, y) = (m.add_loc(0), m.add_loc(0));
+                let t1 = m.add_thread(None);
+                let store = |t: u32| Action::Store {
+                    loc: if t == 0 { x } else { y },
+                    ord: MemOrder::Relaxed,
+                    val: 1,
+                };
+                let load = |t: u32, own: bool| Action::Load {
+                    loc: if (t == 0) == own { x } else { y },
+                    ord: MemOrder::Relaxed,
+                };
+                let fence = Action::Fence {
+                    ord: MemOrder::SeqCst,
+                };
+                let mut r = [0, 0];
+                let mut steps = [0usize; 2];
+                let program = |t: u32| -> Vec<Action> {
+                    let mut p = vec![store(t), load(t, true)];
+                    if fenced {
+                        p.push(fence);
+                    }
+                    p.push(load(t, false));
+                    p
+                };
+                while steps[0] < program(0).len() || steps[1] < program(t1).len() {
+                    let t = match (steps[0] < program(0).len(), steps[1] < program(1).len()) {
+                        (true, true) => choose(2) as u32,
+                        (true, false) => 0,
+                        _ => 1,
+                    };
+                    let action = program(t)[steps[t as usize]];
+                    let p = m.perform(t, action, false, &mut choose).unwrap();
+                    if steps[t as usize] == 1 {
+                        assert_eq!(p.val, 1, "a thread reads its own store");
+                    }
+                    if matches!(action, Action::Load { .. }) {
+                        r[t as usize] = p.val;
+                    }
+                    steps[t as usize] += 1;
+                }
+                seen.insert(r);
+            }
+            let weak = seen.contains(&[0, 0]);
+            assert_eq!(weak, !fenced, "fenced: {fenced}, outcomes {seen:?}");
+            assert!(seen.len() >= 3 - fenced as usize, "{seen:?}");
         }
     }
 }

@@ -1404,7 +1404,10 @@ fn run_iteration(
         cfg,
         shared: shared.clone(),
         mem: {
-            let mut m = LiveMemory::new(cfg.model == Model::Sc);
+            let mut m = LiveMemory::new(cfg.model.all_seq_cst());
+            if cfg.model == Model::Tso {
+                m.set_tso();
+            }
             // Robustness watches SC runs; races are judged on them with the
             // model's happens-before.
             m.set_read_latest(robust.is_some());

@@ -116,6 +116,19 @@ pub struct Summary {
 /// bug found, as a report.
 pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
     crate::refuse_nested_model();
+    // A model the live memory cannot run (`mca`) takes its random runs as
+    // execution graphs.
+    let graph_cfg;
+    let cfg = match cfg.strategy {
+        Strategy::Live { iterations, seed } if !cfg.model.has_live_memory() => {
+            graph_cfg = RunConfig {
+                strategy: Strategy::Random { iterations, seed },
+                ..cfg.clone()
+            };
+            &graph_cfg
+        }
+        _ => cfg,
+    };
     let live_replay = cfg.replay.as_deref().is_some_and(|r| r.starts_with("l1:"));
     match cfg.strategy {
         Strategy::Live { iterations, seed } => {

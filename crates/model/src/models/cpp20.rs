@@ -10,4 +10,5 @@ pub(crate) const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: None,
+    live: true,
 };

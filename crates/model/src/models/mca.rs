@@ -37,6 +37,7 @@ pub(crate) const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: Some(preserved),
+    live: false,
 };
 
 fn acquires(o: MemOrder) -> bool {

@@ -61,9 +61,17 @@ pub(crate) struct Rules {
     pub rc11_release_sequences: bool,
     pub total_order: bool,
     pub preserved_order: Option<PreservedOrder>,
+    /// Whether the live memory (`live.rs`) can run the model: C11Tester's
+    /// memory for the C++ models, with x86-TSO's store buffers for `tso`.
+    /// `mca` has no operational machine there, so random runs under it build
+    /// execution graphs (exact, but memory grows with the run).
+    pub live: bool,
 }
 
 impl Model {
+    /// The models' names, for messages.
+    pub const NAMES: &'static str = "cpp20, rc11, sc, mca or tso";
+
     /// Every model, the default first.
     pub const ALL: [Model; 5] = [Model::Cpp20, Model::Rc11, Model::Sc, Model::Mca, Model::Tso];
 
@@ -116,6 +124,12 @@ impl Model {
     #[inline]
     pub fn is_hardware(self) -> bool {
         self.rules().preserved_order.is_some()
+    }
+
+    /// Whether the live memory can run the model (see [`Rules::live`]).
+    #[inline]
+    pub fn has_live_memory(self) -> bool {
+        self.rules().live
     }
 
     /// Whether the axioms beyond coherence can depend on the order of any

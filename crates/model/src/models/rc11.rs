@@ -10,4 +10,5 @@ pub(crate) const RULES: Rules = Rules {
     rc11_release_sequences: true,
     total_order: false,
     preserved_order: None,
+    live: true,
 };

@@ -19,6 +19,7 @@ pub(crate) const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: Some(preserved),
+    live: true,
 };
 
 /// A `lock`-prefixed instruction or `xchg`: it drains the store buffer.
