@@ -120,6 +120,15 @@ struct LitmusArgs {
     /// `@robust` line).
     #[arg(long, conflicts_with_all = ["random", "preemption_bound"])]
     robustness: bool,
+    /// List, per test, the final states `--model` allows and this model
+    /// does not, and the other way round (e.g. `--model cpp20 --compare
+    /// mca`: the outcomes a multi-copy-atomic machine cannot show).
+    #[arg(
+        long,
+        value_name = "MODEL",
+        conflicts_with_all = ["random", "robustness", "brute_force"]
+    )]
+    compare: Option<String>,
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -190,6 +199,16 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             p.parent().map(Path::to_path_buf).unwrap_or_default()
         };
         files.extend(v.into_iter().map(|f| (root.clone(), f)));
+    }
+    if let Some(other) = &args.compare {
+        let Some(other) = Model::from_name(other) else {
+            eprintln!(
+                "error: unknown model '{other}' to compare with (expected {})",
+                Model::NAMES
+            );
+            return ExitCode::from(2);
+        };
+        return compare_models(&files, &opts, other, args.json);
     }
     let mut rows = Vec::new();
     let (mut errors, mut mismatches, mut checked) = (0, 0, 0);
@@ -373,5 +392,104 @@ fn main() -> ExitCode {
         Command::Cxx { args } => programs::cc(args, true),
         Command::Run(a) => programs::run_program(a),
         Command::StaticRuntime { output } => programs::static_runtime_command(output),
+    }
+}
+
+/// `--compare`: each test's final states under `opts.model` and under
+/// `other`, and those only one of them allows (marked `*` when they satisfy
+/// the test's condition). Exits with 2 when a file cannot be read, else 0.
+fn compare_models(
+    files: &[(PathBuf, PathBuf)],
+    opts: &RunOptions,
+    other: Model,
+    json: bool,
+) -> ExitCode {
+    let mine = opts.model;
+    let other_opts = RunOptions {
+        model: other,
+        ..opts.clone()
+    };
+    let mut errors = 0;
+    let mut differing = 0;
+    for (_, f) in files {
+        let test = match load(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{e}");
+                errors += 1;
+                continue;
+            }
+        };
+        let a = run_test(&test, opts);
+        let b = run_test(&test, &other_opts);
+        let holds = |vals: &Vec<i64>| {
+            a.condition.prop.eval(&|k| {
+                let i = a.keys.iter().position(|x| x == k).expect("a key");
+                vals[i]
+            })
+        };
+        let only = |x: &c11check_litmus::run::TestReport, y: &c11check_litmus::run::TestReport| {
+            x.states
+                .keys()
+                .filter(|v| !y.states.contains_key(*v))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let (only_a, only_b) = (only(&a, &b), only(&b, &a));
+        differing += (!only_a.is_empty() || !only_b.is_empty()) as u32;
+        if json {
+            let list = |v: &[Vec<i64>]| -> Vec<serde_json::Value> {
+                v.iter()
+                    .map(|s| serde_json::json!({ "state": a.state_line(s), "condition": holds(s) }))
+                    .collect()
+            };
+            println!(
+                "{}",
+                serde_json::json!({
+                    "name": a.name,
+                    "file": f.display().to_string(),
+                    "models": [mine.name(), other.name()],
+                    "states": [a.states.len(), b.states.len()],
+                    "executions": [a.stats.executions, b.stats.executions],
+                    format!("only_{}", mine.name()): list(&only_a),
+                    format!("only_{}", other.name()): list(&only_b),
+                })
+            );
+            continue;
+        }
+        println!(
+            "{}: {} states under {mine} ({} executions), {} under {other} ({} executions)",
+            a.name,
+            a.states.len(),
+            a.stats.executions,
+            b.states.len(),
+            b.stats.executions
+        );
+        for (model, states) in [(mine, &only_a), (other, &only_b)] {
+            if states.is_empty() {
+                continue;
+            }
+            println!("  only under {model}:");
+            for v in states {
+                let mark = if holds(v) { "*" } else { " " };
+                println!("  {mark} {}", a.state_line(v));
+            }
+        }
+    }
+    if !json {
+        println!(
+            "{} tests, {differing} with states only one of {mine} and {other} allows{}",
+            files.len(),
+            if differing > 0 {
+                " (* the test's condition holds)"
+            } else {
+                ""
+            }
+        );
+    }
+    if errors > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     }
 }
