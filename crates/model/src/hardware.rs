@@ -134,7 +134,6 @@ impl HardwareFrame {
     }
 
     /// Whether the axiom fails with `mo` as far as `orders` fixes it.
-    #[cfg(debug_assertions)]
     pub(crate) fn has_cycle(&self, a: &Analysis<'_>, orders: &[BitMatrix]) -> bool {
         self.relation(a, orders).has_cycle()
     }
