@@ -24,11 +24,11 @@ pub enum AxModel {
     C11,
     Sc,
     /// C++20 restricted to what multi-copy-atomic hardware shows: also
-    /// `ppo ∪ rfe ∪ mo ∪ rb` acyclic (see [`mca_order`]).
+    /// `ppo ∪ rfe ∪ mo ∪ rb` acyclic (see `mca_keeps`).
     Mca,
     /// C++20 programs compiled for x86-64 (the standard mapping) under
     /// x86-TSO: also `ppo ∪ rfe ∪ mo ∪ rb` acyclic with x86's ppo (see
-    /// [`tso_order`]).
+    /// `tso_keeps`).
     Tso,
 }
 
@@ -185,74 +185,133 @@ fn mode_in(m: MemOrder, set: &[MemOrder]) -> bool {
     set.contains(&m)
 }
 
-/// What a multi-copy-atomic machine (ARMv8, x86) keeps in program order
-/// of a C++20 program compiled to it with the usual mappings: after an
-/// acquire read (`[R⊒acq];po`: ldar), before a release write
-/// (`po;[W⊒rel]`: stlr), between SeqCst events (`[SC];po;[SC]`: ldar/stlr
-/// and dmb ish keep their order), around an SC fence (`po;[Fsc];po`: dmb
-/// ish), a read before an acquire fence and what follows it
-/// (`[R];po;[F⊒acq];po`: dmb ishld), what precedes a release fence and a
-/// write after it (`po;[F⊒rel];po;[W]`: dmb ish), and program order at
-/// one location but a write before a read (which may take the write from
-/// the store buffer before other threads see it). Relaxed accesses to
-/// different locations stay unordered (no dependencies are tracked).
-/// ARMv8's `po;[L];coi` (a store-release before the same thread's later
-/// stores to its location) needs no edge: `po;[W⊒rel]` and `mo` give it.
-pub fn mca_order(evs: &[Ev], po: &Rel, same_loc: &Rel) -> Rel {
-    let n = evs.len();
-    let acq = [MemOrder::Acquire, MemOrder::AcqRel, MemOrder::SeqCst];
-    let rel = [MemOrder::Release, MemOrder::AcqRel, MemOrder::SeqCst];
-    let access = |i: usize| evs[i].loc.is_some() && evs[i].thread.is_some();
-    let fence = |i: usize| evs[i].is_fence();
-    let read = |i: usize| access(i) && evs[i].reads;
-    let write = |i: usize| access(i) && evs[i].writes;
-    let r_acq = Rel::id_on(n, |i| read(i) && mode_in(evs[i].mode, &acq));
-    let w_rel = Rel::id_on(n, |i| write(i) && mode_in(evs[i].mode, &rel));
-    let sc = Rel::id_on(n, |i| {
-        (access(i) || fence(i)) && evs[i].mode == MemOrder::SeqCst
-    });
-    let f_sc = Rel::id_on(n, |i| fence(i) && evs[i].mode == MemOrder::SeqCst);
-    let f_acq = Rel::id_on(n, |i| fence(i) && mode_in(evs[i].mode, &acq));
-    let f_rel = Rel::id_on(n, |i| fence(i) && mode_in(evs[i].mode, &rel));
-    let r = Rel::id_on(n, read);
-    let w = Rel::id_on(n, write);
-    r_acq
-        .seq(po)
-        .union(&po.seq(&w_rel))
-        .union(&sc.seq(po).seq(&sc))
-        .union(&po.seq(&f_sc).seq(po))
-        .union(&r.seq(po).seq(&f_acq).seq(po))
-        .union(&po.seq(&f_rel).seq(po).seq(&w))
-        .union(&po.inter(same_loc).minus(&w.seq(po).seq(&r)))
+/// Which half of an access a node of the hardware relation is: a
+/// read-modify-write is performed as a read and then a write, which the
+/// hardware may order apart from other accesses.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Part {
+    Read,
+    Write,
 }
 
-/// What x86-TSO keeps in program order of a C++20 program compiled with
-/// the standard mapping (loads and non-SeqCst stores `mov`, SeqCst stores
-/// `xchg`, read-modify-writes and compare-exchanges `lock`-prefixed, a
-/// failing one too, SeqCst fences `mfence`, other fences nothing): every
-/// pair of memory accesses but a plain store before a plain load, unless an
-/// `mfence` or a locked instruction lies between them.
-pub fn tso_order(evs: &[Ev], po: &Rel) -> Rel {
+/// Whether a multi-copy-atomic machine (ARMv8) keeps part `pa` of access
+/// `a` before part `pb` of the later access `b` of its thread, for a C++20
+/// program compiled with the usual mapping (ldar/ldapr, stlr, dmb ish, dmb
+/// ishld). `fences` are the orders of the fences between them. Kept: after
+/// an acquire read (`[R⊒acq];po`, the read half of an acquire RMW only),
+/// before a release write (`po;[W⊒rel]`), between SeqCst accesses
+/// (`[SC];po;[SC]`), around an SC fence (`po;[Fsc];po`), a read before an
+/// acquire fence and what follows (`[R];po;[F⊒acq];po`), what precedes a
+/// release fence and a write after it (`po;[F⊒rel];po;[W]`), and program
+/// order at one location but a write before a read (store forwarding).
+/// Relaxed accesses to different locations stay unordered (no dependencies
+/// are tracked). ARMv8's `po;[L];coi` needs no edge: `po;[W⊒rel]` and `mo`
+/// give it.
+fn mca_keeps(a: &Ev, pa: Part, b: &Ev, pb: Part, fences: &[MemOrder]) -> bool {
+    let acq = [MemOrder::Acquire, MemOrder::AcqRel, MemOrder::SeqCst];
+    let rel = [MemOrder::Release, MemOrder::AcqRel, MemOrder::SeqCst];
+    (pa == Part::Read && mode_in(a.mode, &acq))
+        || (pb == Part::Write && mode_in(b.mode, &rel))
+        || (a.mode == MemOrder::SeqCst && b.mode == MemOrder::SeqCst)
+        || fences.contains(&MemOrder::SeqCst)
+        || (pa == Part::Read && fences.iter().any(|&f| mode_in(f, &acq)))
+        || (pb == Part::Write && fences.iter().any(|&f| mode_in(f, &rel)))
+        || (a.loc == b.loc && !(pa == Part::Write && pb == Part::Read))
+}
+
+/// Whether x86-TSO keeps part `pa` of access `a` before part `pb` of the
+/// later access `b`, for a C++20 program compiled with the standard
+/// mapping (loads and non-SeqCst stores `mov`, SeqCst stores `xchg`,
+/// read-modify-writes and compare-exchanges `lock`-prefixed, a failing one
+/// too, SeqCst fences `mfence`, other fences nothing): everything but a
+/// plain store before a plain load, unless an `mfence` or a locked
+/// instruction lies between them (`barrier`).
+fn tso_keeps(a: &Ev, pa: Part, b: &Ev, pb: Part, barrier: bool) -> bool {
+    let locked = |e: &Ev| {
+        (e.reads && (e.writes || matches!(e.action, Action::Cas { .. })))
+            || (e.writes && e.mode == MemOrder::SeqCst)
+    };
+    let buffered = pa == Part::Write && !locked(a);
+    let passes = pb == Part::Read && !locked(b);
+    !(buffered && passes) || barrier
+}
+
+/// Whether the hardware models' global order, `ppo ∪ rfe ∪ mo ∪ rb` plus
+/// thread start and join, is acyclic, over the halves of the accesses.
+fn hardware_acyclic(
+    evs: &[Ev],
+    model: AxModel,
+    rf: &Rel,
+    mo: &Rel,
+    rb: &Rel,
+    start_join: &Rel,
+) -> bool {
     let n = evs.len();
     let access = |i: usize| evs[i].loc.is_some() && evs[i].thread.is_some();
-    // A read-modify-write or compare-exchange (`lock`), or a SeqCst store
-    // (`xchg`).
-    let locked = |i: usize| {
+    let has = |i: usize, p: Part| {
         access(i)
-            && ((evs[i].reads && (evs[i].writes || matches!(evs[i].action, Action::Cas { .. })))
-                || (evs[i].writes && evs[i].mode == MemOrder::SeqCst))
+            && match p {
+                Part::Read => evs[i].reads,
+                Part::Write => evs[i].writes,
+            }
     };
-    let barrier = |i: usize| locked(i) || (evs[i].is_fence() && evs[i].mode == MemOrder::SeqCst);
-    let node = |i: usize| access(i) || barrier(i);
-    let plain_w = |i: usize| access(i) && evs[i].writes && !locked(i);
-    let plain_r = |i: usize| access(i) && evs[i].reads && !locked(i);
-    let nodes = Rel::id_on(n, node);
-    let po_nodes = nodes.seq(po).seq(&nodes);
-    let w_r = Rel::from_fn(n, |a, b| plain_w(a) && plain_r(b));
-    let through_barrier = po.seq(&Rel::id_on(n, barrier)).seq(po);
-    po_nodes
-        .minus(&w_r)
-        .union(&po_nodes.inter(&through_barrier))
+    let node = |i: usize, p: Part| 2 * i + (p == Part::Write) as usize;
+    let parts = [Part::Read, Part::Write];
+    let mut g = Rel::empty(2 * n);
+    for a in 0..n {
+        if has(a, Part::Read) && has(a, Part::Write) {
+            g.set(node(a, Part::Read), node(a, Part::Write));
+        }
+        for b in 0..n {
+            let (ea, eb) = (&evs[a], &evs[b]);
+            let same_thread = ea.thread.is_some() && ea.thread == eb.thread;
+            if same_thread && ea.index < eb.index && access(a) && access(b) {
+                let between: Vec<&Ev> = evs
+                    .iter()
+                    .filter(|e| e.thread == ea.thread && e.index > ea.index && e.index < eb.index)
+                    .collect();
+                let fences: Vec<MemOrder> = between
+                    .iter()
+                    .filter(|e| e.is_fence())
+                    .map(|e| e.mode)
+                    .collect();
+                let barrier = between.iter().any(|e| {
+                    (e.is_fence() && e.mode == MemOrder::SeqCst)
+                        || (e.loc.is_some()
+                            && ((e.reads && (e.writes || matches!(e.action, Action::Cas { .. })))
+                                || (e.writes && e.mode == MemOrder::SeqCst)))
+                });
+                for pa in parts.into_iter().filter(|&p| has(a, p)) {
+                    for pb in parts.into_iter().filter(|&p| has(b, p)) {
+                        let kept = match model {
+                            AxModel::Mca => mca_keeps(ea, pa, eb, pb, &fences),
+                            _ => tso_keeps(ea, pa, eb, pb, barrier),
+                        };
+                        if kept {
+                            g.set(node(a, pa), node(b, pb));
+                        }
+                    }
+                }
+            }
+            if start_join.get(a, b) {
+                for pa in parts.into_iter().filter(|&p| has(a, p)) {
+                    for pb in parts.into_iter().filter(|&p| has(b, p)) {
+                        g.set(node(a, pa), node(b, pb));
+                    }
+                }
+            }
+            if rf.get(a, b) && has(a, Part::Write) && ea.thread != eb.thread {
+                g.set(node(a, Part::Write), node(b, Part::Read));
+            }
+            if mo.get(a, b) && has(a, Part::Write) && has(b, Part::Write) {
+                g.set(node(a, Part::Write), node(b, Part::Write));
+            }
+            if rb.get(a, b) && has(a, Part::Read) && has(b, Part::Write) {
+                g.set(node(a, Part::Read), node(b, Part::Write));
+            }
+        }
+    }
+    g.acyclic()
 }
 
 /// Evaluates the axioms of `model` on `c`.
@@ -376,20 +435,10 @@ fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
             };
             let hardware_ok = match model {
                 AxModel::Mca | AxModel::Tso => {
-                    let rfe = rf.inter(&ext);
-                    let ppo = if model == AxModel::Mca {
-                        mca_order(evs, &po, &same_loc)
-                    } else {
-                        tso_order(evs, &po)
-                    };
                     // Starting and joining a thread order everything
                     // before (after) them with everything the thread does.
                     let start_join = po.opt().seq(&spawn_join).seq(&po.opt());
-                    ppo.union(&start_join)
-                        .union(&rfe)
-                        .union(&mo)
-                        .union(&rb)
-                        .acyclic()
+                    hardware_acyclic(evs, model, &rf, &mo, &rb, &start_join)
                 }
                 _ => true,
             };

@@ -227,8 +227,14 @@ fn robustness_reports_the_cycle_as_json_and_fails_a_non_robust_test() {
 
 #[test]
 fn compare_lists_the_outcomes_only_one_model_allows() {
-    let iriw = concat!(env!("CARGO_MANIFEST_DIR"), "/../../litmus/MCA+IRIW+acqs.litmus");
-    let mp = concat!(env!("CARGO_MANIFEST_DIR"), "/../../litmus/MP+rlx+rlx.litmus");
+    let iriw = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../litmus/MCA+IRIW+acqs.litmus"
+    );
+    let mp = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../litmus/MP+rlx+rlx.litmus"
+    );
     let (code, out, err) = c11check(&["litmus", "--model", "cpp20", "--compare", "mca", iriw]);
     assert_eq!(code, 0, "{err}");
     // IRIW's non-MCA outcome (both readers disagree on the order of the
@@ -238,7 +244,8 @@ fn compare_lists_the_outcomes_only_one_model_allows() {
         "{out}"
     );
     assert!(!out.contains("only under mca"), "{out}");
-    let (code, out, err) = c11check(&["litmus", "--model", "mca", "--compare", "tso", "--json", mp]);
+    let (code, out, err) =
+        c11check(&["litmus", "--model", "mca", "--compare", "tso", "--json", mp]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(v["only_mca"][0]["state"], "1:r0=1; 1:r1=0;", "{out}");

@@ -89,7 +89,8 @@ struct Explorer<'a, D, V> {
     /// Reference-count updates commute (their order is not explored) until
     /// the program could observe that order: a plain access to a count, or a
     /// SeqCst fence (whose order follows theirs) in the same execution, or the
-    /// SC model. Then the exploration restarts with them as plain RMWs.
+    /// SC or a hardware model (their global orders follow every RMW order).
+    /// Then the exploration restarts with them as plain RMWs.
     commute: bool,
     /// Locations that some graph updated as a reference count.
     refcount_locs: Vec<bool>,
@@ -138,7 +139,7 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
         stop: false,
         ticks: 0,
         last_progress: std::time::Duration::ZERO,
-        commute: config.commute_refcounts && config.model != c11check_model::Model::Sc,
+        commute: config.commute_refcounts && !config.model.orders_every_location(),
         refcount_locs: Vec::new(),
         plain_locs: Vec::new(),
         sc_fence_seen: false,

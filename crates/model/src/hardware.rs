@@ -5,9 +5,10 @@
 //! each read takes the latest write of its location (but for reads of the
 //! thread's own buffered stores), respecting the program order the machine
 //! keeps (`ppo`, per model: see `models/mca.rs`, `models/tso.rs`). The
-//! relation is over memory accesses alone: an order through a fence is in
-//! `ppo` as the pair of accesses the fence separates, and initialisation
-//! writes have no edge into them. Starting a thread and joining it order
+//! relation is over the halves of memory accesses (a read-modify-write's
+//! read and write are two nodes, as the hardware performs them): an order
+//! through a fence is in `ppo` as the pairs of accesses the fence
+//! separates, and initialisation writes have no edge into them. Starting a thread and joining it order
 //! everything before the spawn (the join) before everything the thread
 //! does (after the join), as every implementation's thread start does.
 //!
@@ -20,11 +21,15 @@
 use crate::bits::BitMatrix;
 use crate::consistency::{add_closed_edge, Analysis};
 use crate::event::{Action, EventId};
+use crate::models::{halves, Half};
 
 /// What the axiom needs that modification order does not change.
 pub(crate) struct HardwareFrame {
-    /// Each dense event's node (`u32::MAX`: not a memory access of a thread).
-    node: Vec<u32>,
+    /// Each dense event's node as a read and as a write (`u32::MAX`: not a
+    /// memory access of a thread, or not that half of one): a
+    /// read-modify-write is two nodes, its read ordered before its write.
+    read_node: Vec<u32>,
+    write_node: Vec<u32>,
     /// `ppo ∪ rfe` and the thread start and join order, over nodes.
     fixed: BitMatrix,
 }
@@ -38,37 +43,42 @@ impl HardwareFrame {
             .model
             .preserved_order()
             .expect("a hardware model keeps some program order");
-        let mut node = vec![NONE; a.num_nodes()];
+        let mut read_node = vec![NONE; a.num_nodes()];
+        let mut write_node = vec![NONE; a.num_nodes()];
         let mut count = 0u32;
         for t in 0..g.num_threads() as u32 {
             for (i, e) in g.thread_events(t).iter().enumerate() {
-                if e.loc().is_some() {
-                    node[a.dense(EventId::new(t, i as u32))] = count;
+                let d = a.dense(EventId::new(t, i as u32));
+                for h in halves(e, i) {
+                    match h.write {
+                        false => read_node[d] = count,
+                        true => write_node[d] = count,
+                    }
                     count += 1;
                 }
             }
         }
-        let of = |id: EventId| node[a.dense(id)] as usize;
+        let node = |t: u32, h: Half| -> usize {
+            let d = a.dense(EventId::new(t, h.index as u32));
+            (if h.write { write_node[d] } else { read_node[d] }) as usize
+        };
         // The nodes of thread `t`'s accesses among its events `range`.
         let accesses = |t: u32, range: std::ops::Range<usize>| -> Vec<usize> {
             let events = g.thread_events(t);
             range
-                .filter(|&i| events[i].loc().is_some())
-                .map(|i| of(EventId::new(t, i as u32)))
+                .flat_map(|i| halves(&events[i], i))
+                .map(|h| node(t, h))
                 .collect()
         };
         let mut fixed = BitMatrix::new(count as usize);
         for t in 0..g.num_threads() as u32 {
             let events = g.thread_events(t);
-            preserved(events, &mut |i, j| {
-                fixed.set(of(EventId::new(t, i as u32)), of(EventId::new(t, j as u32)));
-            });
+            preserved(events, &mut |x, y| fixed.set(node(t, x), node(t, y)));
             for (i, e) in events.iter().enumerate() {
-                let r = EventId::new(t, i as u32);
                 match e.action {
                     Action::Join { child } => {
                         // What the joined thread did, before what follows.
-                        let after: Vec<usize> = accesses(t, i + 1..events.len());
+                        let after = accesses(t, i + 1..events.len());
                         for x in accesses(child, 0..g.thread_len(child) as usize) {
                             for &y in &after {
                                 fixed.set(x, y);
@@ -78,7 +88,11 @@ impl HardwareFrame {
                     _ if e.is_read() => {
                         let w = e.rf.expect("a read with a source");
                         if !w.is_init() && w.thread != t {
-                            fixed.set(of(w), of(r));
+                            let r = Half {
+                                index: i,
+                                write: false,
+                            };
+                            fixed.set(write_node[a.dense(w)] as usize, node(t, r));
                         }
                     }
                     _ => {}
@@ -86,22 +100,33 @@ impl HardwareFrame {
             }
             // What the parent did up to the spawn, before the thread.
             if let Some(p) = g.thread(t).parent.filter(|&p| g.contains(p)) {
-                let before = accesses(p.thread, 0..p.index as usize);
-                for x in before {
-                    for y in accesses(t, 0..events.len()) {
+                let all = accesses(t, 0..events.len());
+                for x in accesses(p.thread, 0..p.index as usize) {
+                    for &y in &all {
                         fixed.set(x, y);
                     }
                 }
             }
         }
-        HardwareFrame { node, fixed }
+        HardwareFrame {
+            read_node,
+            write_node,
+            fixed,
+        }
     }
 
-    fn node_of(&self, a: &Analysis<'_>, id: EventId) -> Option<usize> {
+    /// The node of write `id`'s write, of read `id`'s read.
+    fn write_of(&self, a: &Analysis<'_>, id: EventId) -> Option<usize> {
+        self.node_in(&self.write_node, a, id)
+    }
+    fn read_of(&self, a: &Analysis<'_>, id: EventId) -> Option<usize> {
+        self.node_in(&self.read_node, a, id)
+    }
+    fn node_in(&self, nodes: &[u32], a: &Analysis<'_>, id: EventId) -> Option<usize> {
         if id.is_init() {
             return None;
         }
-        let n = self.node[a.dense(id)];
+        let n = nodes[a.dense(id)];
         (n != NONE).then_some(n as usize)
     }
 
@@ -109,7 +134,7 @@ impl HardwareFrame {
     fn relation(&self, a: &Analysis<'_>, orders: &[BitMatrix]) -> BitMatrix {
         let mut rel = self.fixed.clone();
         for l in &a.locs {
-            let nodes: Vec<Option<usize>> = l.writes.iter().map(|&w| self.node_of(a, w)).collect();
+            let nodes: Vec<Option<usize>> = l.writes.iter().map(|&w| self.write_of(a, w)).collect();
             for (i, &x) in nodes.iter().enumerate() {
                 let Some(x) = x else { continue };
                 for (j, &y) in nodes.iter().enumerate() {
@@ -119,12 +144,13 @@ impl HardwareFrame {
                 }
             }
             for (k, &r) in l.reads.iter().enumerate() {
-                let Some(x) = self.node_of(a, r) else {
+                let Some(x) = self.read_of(a, r) else {
                     continue;
                 };
                 let src = l.read_src[k];
                 for (j, &y) in nodes.iter().enumerate() {
-                    if let Some(y) = y.filter(|&y| y != x && a.mo_with(orders, l, src, j)) {
+                    if let Some(y) = y.filter(|_| l.writes[j] != r && a.mo_with(orders, l, src, j))
+                    {
                         rel.set(x, y);
                     }
                 }
@@ -157,14 +183,14 @@ impl HardwareFrame {
                 // Per chain: the node of its first write, of its last, and
                 // of the reads of its writes.
                 let first: Vec<Option<usize>> = (0..nc)
-                    .map(|c| self.node_of(a, l.writes[l.chain(c)[0]]))
+                    .map(|c| self.write_of(a, l.writes[l.chain(c)[0]]))
                     .collect();
                 let last: Vec<Option<usize>> = (0..nc)
-                    .map(|c| self.node_of(a, l.writes[*l.chain(c).last().unwrap()]))
+                    .map(|c| self.write_of(a, l.writes[*l.chain(c).last().unwrap()]))
                     .collect();
                 let mut readers: Vec<Vec<usize>> = vec![Vec::new(); nc];
                 for (k, &r) in l.reads.iter().enumerate() {
-                    if let Some(x) = self.node_of(a, r) {
+                    if let Some(x) = self.read_of(a, r) {
                         readers[l.chain_of[l.read_src[k]]].push(x);
                     }
                 }

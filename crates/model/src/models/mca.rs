@@ -6,7 +6,8 @@
 //! visible to all other threads at once (one global order), and a thread
 //! performs in order what `ppo` below relates.
 //!
-//! ppo, for events `a` before `b` in one thread:
+//! ppo, for accesses `a` before `b` in one thread, each an access's read or
+//! write (a read-modify-write is both, performed as two):
 //! * `[R⊒acq];po`: nothing after an `LDAR` is performed before it;
 //! * `po;[W⊒rel]`: an `STLR` is performed after everything before it;
 //! * `[SC];po;[SC]`: `STLR` then `LDAR` stay in order (RCsc), as do
@@ -16,6 +17,11 @@
 //!   accesses;
 //! * `po;[F⊒rel];po;[W]`: a release fence orders earlier accesses before
 //!   later writes;
+//! * an RMW's read before its write; the write of an acquire RMW is *not*
+//!   ordered before later accesses (a `LDAXR`/`STXR` pair or `CASA` orders
+//!   them after its read only), which is why a spin lock taken with an
+//!   acquire compare-exchange and followed by a load is store buffering on
+//!   ARMv8 (Linux's `smp_mb__after_spinlock`);
 //! * same-location order but a write before a read: coherence keeps
 //!   same-address accesses in order, except that a load may take its value
 //!   from the thread's own store before that store is visible (store
@@ -27,7 +33,7 @@
 //! prototype never reorders reads), and there are no dependencies: C++
 //! has none to keep.
 
-use super::Rules;
+use super::{halves, Half, Rules};
 use crate::event::{Event, MemOrder};
 
 pub(crate) const RULES: Rules = Rules {
@@ -48,35 +54,50 @@ fn releases(o: MemOrder) -> bool {
     matches!(o, MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst)
 }
 
-fn preserved(events: &[Event], keep: &mut dyn FnMut(usize, usize)) {
+fn preserved(events: &[Event], keep: &mut dyn FnMut(Half, Half)) {
     for (j, b) in events.iter().enumerate() {
         let Some(loc_b) = b.loc() else { continue };
-        let b_release = b.is_write() && releases(b.ord());
+        // The write of an RMW follows its read.
+        if b.is_read() && b.is_write() {
+            keep(
+                Half {
+                    index: j,
+                    write: false,
+                },
+                Half {
+                    index: j,
+                    write: true,
+                },
+            );
+        }
+        let b_release = releases(b.ord());
         let b_sc = b.ord() == MemOrder::SeqCst;
         // The fences strictly between the candidate `a` and `b`, as `a`
         // walks back from `b`.
         let (mut full_fence, mut acq_fence, mut rel_fence) = (false, false, false);
         for i in (0..j).rev() {
             let a = &events[i];
-            match a.loc() {
-                None => {
-                    if a.is_fence() {
-                        let o = a.ord();
-                        full_fence |= o == MemOrder::SeqCst;
-                        acq_fence |= acquires(o);
-                        rel_fence |= releases(o);
-                    }
+            let Some(loc_a) = a.loc() else {
+                if a.is_fence() {
+                    let o = a.ord();
+                    full_fence |= o == MemOrder::SeqCst;
+                    acq_fence |= acquires(o);
+                    rel_fence |= releases(o);
                 }
-                Some(loc_a) => {
-                    let kept = b_release
-                        || (a.is_read() && acquires(a.ord()))
-                        || (b_sc && a.ord() == MemOrder::SeqCst)
+                continue;
+            };
+            let a_sc = a.ord() == MemOrder::SeqCst;
+            for ha in halves(a, i) {
+                for hb in halves(b, j) {
+                    let kept = (hb.write && b_release)
+                        || (!ha.write && acquires(a.ord()))
+                        || (a_sc && b_sc)
                         || full_fence
-                        || (a.is_read() && acq_fence)
-                        || (b.is_write() && rel_fence)
-                        || (loc_a == loc_b && !(a.is_write() && b.is_read()));
+                        || (!ha.write && acq_fence)
+                        || (hb.write && rel_fence)
+                        || (loc_a == loc_b && !(ha.write && !hb.write));
                     if kept {
-                        keep(i, j);
+                        keep(ha, hb);
                     }
                 }
             }

@@ -44,12 +44,33 @@ pub enum Model {
     Tso,
 }
 
+/// One half of a memory access: its read or its write (a read-modify-write
+/// has both, and a hardware model may order them apart; a failed
+/// compare-exchange only reads).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Half {
+    /// The access's index in its thread.
+    pub index: usize,
+    pub write: bool,
+}
+
+/// The halves of access `e` at `index` in its thread.
+pub(crate) fn halves(e: &Event, index: usize) -> impl Iterator<Item = Half> {
+    let read = e.is_read().then_some(Half {
+        index,
+        write: false,
+    });
+    let write = e.is_write().then_some(Half { index, write: true });
+    read.into_iter().chain(write)
+}
+
 /// The program order a hardware model keeps in one thread: calls
-/// `keep(i, j)` for each pair of memory accesses `events[i]`, `events[j]`
-/// (`i < j`) that the machine performs in program order (see
-/// `hardware.rs`). Fences are never passed: an order through one is given
-/// as the pair of accesses it separates.
-pub(crate) type PreservedOrder = fn(events: &[Event], keep: &mut dyn FnMut(usize, usize));
+/// `keep(a, b)` for each pair of halves of memory accesses, `a` of an
+/// earlier access than `b` or the read before the write of one RMW, that
+/// the machine performs in that order (see `hardware.rs`). Fences are never
+/// passed: an order through one is given as the pairs of accesses it
+/// separates.
+pub(crate) type PreservedOrder = fn(events: &[Event], keep: &mut dyn FnMut(Half, Half));
 
 /// What distinguishes one model from C++20: one value per model, in the
 /// model's file.

@@ -9,7 +9,7 @@
 //! On top of C++20's axioms, `ppo ∪ rfe ∪ mo ∪ rb` must be acyclic with
 //! that `ppo`.
 
-use super::Rules;
+use super::{halves, Half, Rules};
 use crate::event::{Action, Event, MemOrder};
 
 pub(crate) const RULES: Rules = Rules {
@@ -28,12 +28,23 @@ fn locked(e: &Event) -> bool {
         || (e.is_write() && e.ord() == MemOrder::SeqCst)
 }
 
-fn preserved(events: &[Event], keep: &mut dyn FnMut(usize, usize)) {
+fn preserved(events: &[Event], keep: &mut dyn FnMut(Half, Half)) {
     for (j, b) in events.iter().enumerate() {
         if b.loc().is_none() {
             continue;
         }
-        let b_plain_read = b.is_read() && !locked(b);
+        if b.is_read() && b.is_write() {
+            keep(
+                Half {
+                    index: j,
+                    write: false,
+                },
+                Half {
+                    index: j,
+                    write: true,
+                },
+            );
+        }
         // Whether a barrier lies strictly between the candidate and `b`.
         let mut drained = false;
         for i in (0..j).rev() {
@@ -42,9 +53,15 @@ fn preserved(events: &[Event], keep: &mut dyn FnMut(usize, usize)) {
                 drained |= a.is_fence() && a.ord() == MemOrder::SeqCst;
                 continue;
             }
-            let buffered = a.is_write() && !locked(a);
-            if !(buffered && b_plain_read) || drained {
-                keep(i, j);
+            for ha in halves(a, i) {
+                for hb in halves(b, j) {
+                    // A buffered store, and a load that may pass it.
+                    let buffered = ha.write && !locked(a);
+                    let passes = !hb.write && !locked(b);
+                    if !(buffered && passes) || drained {
+                        keep(ha, hb);
+                    }
+                }
             }
             drained |= locked(a);
         }
