@@ -95,7 +95,7 @@ fn preserved(events: &[Event], keep: &mut dyn FnMut(Half, Half)) {
                         || full_fence
                         || (!ha.write && acq_fence)
                         || (hb.write && rel_fence)
-                        || (loc_a == loc_b && !(ha.write && !hb.write));
+                        || (loc_a == loc_b && (hb.write || !ha.write));
                     if kept {
                         keep(ha, hb);
                     }
