@@ -210,3 +210,30 @@ fn random_runs_stay_within_the_hardware_models() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared >= 300, "only {compared} runs compared");
 }
+
+/// The programs named after MoCA's benchmarks (`benchmarks/moca/`) show
+/// their bug exactly under the models their `@` lines say.
+#[test]
+fn moca_programs_meet_their_expectations() {
+    let dir = common::workspace_root().join("benchmarks/moca");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for f in common::litmus_files(&dir) {
+        let src = std::fs::read_to_string(&f).unwrap();
+        let test = load(&f).unwrap_or_else(|e| panic!("{e}"));
+        for model in [Model::Cpp20, Model::Mca, Model::Tso] {
+            let opts = RunOptions {
+                model,
+                loop_bound: 20,
+                ..Default::default()
+            };
+            let m = own_expectation(&src, model.name()).mismatches(&run_test(&test, &opts));
+            checked += 1;
+            if !m.is_empty() {
+                failures.push(format!("{} under {model}: {}", f.display(), m.join("; ")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(checked, 60, "20 programs, 3 models");
+}
