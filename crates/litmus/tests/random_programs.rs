@@ -683,6 +683,8 @@ proptest! {
         let src = render(&threads);
         check_robustness(&src, Model::Cpp20, AxModel::Cpp20)?;
         check_robustness(&src, Model::Rc11, AxModel::Rc11)?;
+        check_robustness(&src, Model::Mca, AxModel::Mca)?;
+        check_robustness(&src, Model::Tso, AxModel::Tso)?;
         // Under SC every execution is SC.
         prop_assert!(check_robustness(&src, Model::Sc, AxModel::Sc)?);
     }
