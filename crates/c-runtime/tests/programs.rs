@@ -289,6 +289,82 @@ int main() {
     assert_eq!(executions(&err), 6, "{err}");
 }
 
+/// The hardware models on C programs: message passing with relaxed
+/// atomics fails under `cpp20` and on ARMv8 (`mca`), not on x86 (`tso`);
+/// IRIW with acquire loads fails under `cpp20` only, exhaustively and in
+/// random runs (the live memory's store buffers under `tso`, graphs under
+/// `mca`).
+#[test]
+fn hardware_models_hide_what_the_hardware_cannot_do() {
+    let mp = build(
+        "hw-mp",
+        r#"
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+atomic_int data, flag;
+void *producer(void *arg) {
+  atomic_store_explicit(&data, 1, memory_order_relaxed);
+  atomic_store_explicit(&flag, 1, memory_order_relaxed);
+  return 0;
+}
+int main() {
+  pthread_t t;
+  pthread_create(&t, 0, producer, 0);
+  if (atomic_load_explicit(&flag, memory_order_relaxed) == 1)
+    assert(atomic_load_explicit(&data, memory_order_relaxed) == 1);
+  pthread_join(t, 0);
+  return 0;
+}
+"#,
+    );
+    let iriw = build(
+        "hw-iriw",
+        r#"
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+atomic_int x, y;
+int a, b, c, d;
+void *wx(void *p) { atomic_store_explicit(&x, 1, memory_order_release); return 0; }
+void *wy(void *p) { atomic_store_explicit(&y, 1, memory_order_release); return 0; }
+void *r1(void *p) {
+  a = atomic_load_explicit(&x, memory_order_acquire);
+  b = atomic_load_explicit(&y, memory_order_acquire);
+  return 0;
+}
+void *r2(void *p) {
+  c = atomic_load_explicit(&y, memory_order_acquire);
+  d = atomic_load_explicit(&x, memory_order_acquire);
+  return 0;
+}
+int main() {
+  pthread_t t[4];
+  pthread_create(&t[0], 0, wx, 0);
+  pthread_create(&t[1], 0, wy, 0);
+  pthread_create(&t[2], 0, r1, 0);
+  pthread_create(&t[3], 0, r2, 0);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
+  assert(!(a == 1 && b == 0 && c == 1 && d == 0));
+  return 0;
+}
+"#,
+    );
+    for (exe, fails_under) in [(&mp, ["cpp20", "mca"]), (&iriw, ["cpp20", "cpp20"])] {
+        for model in ["cpp20", "mca", "tso"] {
+            let (code, err) = run(exe, &[("C11CHECK_MODEL", model)]);
+            let expected = if fails_under.contains(&model) { 1 } else { 0 };
+            assert_eq!(code, expected, "{} under {model}: {err}", exe.display());
+            // Random runs never show what the model forbids.
+            if expected == 0 {
+                let env = [("C11CHECK_MODEL", model), ("C11CHECK_ITERATIONS", "2000")];
+                let (code, err) = run(exe, &env);
+                assert_eq!(code, 0, "{} random under {model}: {err}", exe.display());
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_settings_exit_with_status_2() {
     let exe = build("settings", "int main() { return 0; }\n");

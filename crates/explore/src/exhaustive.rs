@@ -1133,7 +1133,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// The schedules the preemption bound counts (see [`crate::bound`]).
     fn bound_rules(&self) -> crate::bound::Rules {
         crate::bound::Rules {
-            sc: self.config.model == Model::Sc,
+            sc: self.config.model.all_seq_cst(),
             refcounts_commute: self.commute,
         }
     }

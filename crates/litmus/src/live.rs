@@ -63,10 +63,7 @@ pub fn run_live(
     };
     for i in 0..iterations {
         let mut rng = SplitMix64::new(iteration_seed(seed, i));
-        let mut mem = LiveMemory::new(model.all_seq_cst());
-        if model == Model::Tso {
-            mem.set_tso();
-        }
+        let mut mem = LiveMemory::for_model(model);
         for &v in &test.init {
             mem.add_loc(v);
         }

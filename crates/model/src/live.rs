@@ -282,6 +282,17 @@ impl LiveMemory {
         m
     }
 
+    /// An empty memory for `model`: every access SeqCst under SC, x86's
+    /// store buffers under `tso` (see [`Self::set_tso`]). `mca` has no
+    /// machine here (see `Model::has_live_memory`).
+    pub fn for_model(model: crate::Model) -> Self {
+        let mut m = LiveMemory::new(model.all_seq_cst());
+        if model.live_store_buffers() {
+            m.set_tso();
+        }
+        m
+    }
+
     /// Runs the x86-TSO machine (see [`StoreBuffers`]): reads take what it
     /// says, and seq_cst operations no longer synchronise through one clock
     /// (x86's locked instructions and `mfence` give the order C++20 asks

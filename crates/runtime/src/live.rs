@@ -11,7 +11,7 @@ use crate::{install_shared, LocCell, Outcome, Request, Shared, Site, ThreadMain}
 use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_explore::Stats;
 use c11check_model::live::{LiveMemory, ReadFrom};
-use c11check_model::{Action, BlockReason, Model};
+use c11check_model::{Action, BlockReason};
 use corosensei::CoroutineResult;
 use std::any::Any;
 use std::cell::RefCell;
@@ -1404,10 +1404,7 @@ fn run_iteration(
         cfg,
         shared: shared.clone(),
         mem: {
-            let mut m = LiveMemory::new(cfg.model.all_seq_cst());
-            if cfg.model == Model::Tso {
-                m.set_tso();
-            }
+            let mut m = LiveMemory::for_model(cfg.model);
             // Robustness watches SC runs; races are judged on them with the
             // model's happens-before.
             m.set_read_latest(robust.is_some());

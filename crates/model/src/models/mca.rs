@@ -44,6 +44,7 @@ pub(crate) const RULES: Rules = Rules {
     total_order: false,
     preserved_order: Some(preserved),
     live: false,
+    store_buffers: false,
 };
 
 fn acquires(o: MemOrder) -> bool {

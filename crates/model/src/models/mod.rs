@@ -87,6 +87,8 @@ pub(crate) struct Rules {
     /// `mca` has no operational machine there, so random runs under it build
     /// execution graphs (exact, but memory grows with the run).
     pub live: bool,
+    /// Whether the live memory runs x86-TSO's store buffers for it.
+    pub store_buffers: bool,
 }
 
 impl Model {
@@ -151,6 +153,12 @@ impl Model {
     #[inline]
     pub fn has_live_memory(self) -> bool {
         self.rules().live
+    }
+
+    /// Whether the live memory runs the model as x86-TSO's store buffers.
+    #[inline]
+    pub fn live_store_buffers(self) -> bool {
+        self.rules().store_buffers
     }
 
     /// Whether the axioms beyond coherence can depend on the order of any

@@ -11,4 +11,5 @@ pub(crate) const RULES: Rules = Rules {
     total_order: false,
     preserved_order: None,
     live: true,
+    store_buffers: false,
 };

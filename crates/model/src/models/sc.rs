@@ -11,4 +11,5 @@ pub(crate) const RULES: Rules = Rules {
     total_order: true,
     preserved_order: None,
     live: true,
+    store_buffers: false,
 };

@@ -20,6 +20,7 @@ pub(crate) const RULES: Rules = Rules {
     total_order: false,
     preserved_order: Some(preserved),
     live: true,
+    store_buffers: true,
 };
 
 /// A `lock`-prefixed instruction or `xchg`: it drains the store buffer.
