@@ -117,10 +117,13 @@ pub struct Summary {
 pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
     crate::refuse_nested_model();
     // A model the live memory cannot run (`mca`) takes its random runs as
-    // execution graphs.
+    // execution graphs; so does robustness under a hardware model (the
+    // location clocks judge weak steps by C++20's rules).
     let graph_cfg;
+    let graphs_only =
+        !cfg.model.has_live_memory() || (cfg.robustness && cfg.model.is_hardware());
     let cfg = match cfg.strategy {
-        Strategy::Live { iterations, seed } if !cfg.model.has_live_memory() => {
+        Strategy::Live { iterations, seed } if graphs_only => {
             graph_cfg = RunConfig {
                 strategy: Strategy::Random { iterations, seed },
                 ..cfg.clone()
