@@ -295,6 +295,23 @@ fn check_set(src: &str, model: Model, ax: AxModel) -> Result<BTreeSet<ExecKey>, 
     Ok(complete)
 }
 
+/// How many lock operations (a nested section counts its inner lock) and
+/// semaphore operations (a take counts two) `threads` make.
+fn sync_ops(threads: &[Vec<Op>]) -> (usize, usize) {
+    let count = |f: &dyn Fn(&Op) -> usize| threads.iter().flatten().map(f).sum();
+    let locks = count(&|o| match o {
+        Op::Locked(_, nested, _) => 1 + *nested as usize,
+        Op::TryLocked(..) => 1,
+        _ => 0,
+    });
+    let sems = count(&|o| match o {
+        Op::Permits(..) | Op::TryPermits(..) => 2,
+        Op::Signal | Op::Await => 1,
+        _ => 0,
+    });
+    (locks, sems)
+}
+
 proptest! {
     // A fixed seed keeps CI deterministic; set PROPTEST_CASES (and change the
     // seed) to search further. Larger searches currently find the misses
@@ -303,28 +320,10 @@ proptest! {
 
     #[test]
     fn explorer_equals_brute_force(threads in prop::collection::vec(prop::collection::vec(op(), 1..4), 2..4)) {
-        // The brute-force engine's time grows fast with lock operations.
-        let lock_ops: usize = threads
-            .iter()
-            .flatten()
-            .map(|o| match o {
-                Op::Locked(_, nested, _) => 1 + *nested as usize,
-                Op::TryLocked(..) => 1,
-                _ => 0,
-            })
-            .sum();
-        prop_assume!(lock_ops <= 3);
-        // Nor may it order many read-modify-writes of one semaphore.
-        let sem_ops: usize = threads
-            .iter()
-            .flatten()
-            .map(|o| match o {
-                Op::Permits(..) | Op::TryPermits(..) => 2,
-                Op::Signal | Op::Await => 1,
-                _ => 0,
-            })
-            .sum();
-        prop_assume!(sem_ops <= 4);
+        // The brute-force engine's time grows fast with lock operations,
+        // and with read-modify-writes of one semaphore.
+        let (lock_ops, sem_ops) = sync_ops(&threads);
+        prop_assume!(lock_ops <= 3 && sem_ops <= 4);
         let src = render(&threads);
         check(&src, Model::Cpp20, AxModel::Cpp20)?;
         check(&src, Model::Rc11, AxModel::Rc11)?;
@@ -340,18 +339,8 @@ proptest! {
     /// those of the weaker one (`tso ⊆ mca ⊆ cpp20`).
     #[test]
     fn hardware_models_equal_brute_force(threads in prop::collection::vec(prop::collection::vec(op(), 1..4), 2..4)) {
-        let lock_ops: usize = threads
-            .iter()
-            .flatten()
-            .map(|o| match o {
-                Op::Locked(_, nested, _) => 1 + *nested as usize,
-                Op::TryLocked(..) => 1,
-                Op::Permits(..) | Op::TryPermits(..) => 2,
-                Op::Signal | Op::Await => 1,
-                _ => 0,
-            })
-            .sum();
-        prop_assume!(lock_ops <= 3);
+        let (lock_ops, sem_ops) = sync_ops(&threads);
+        prop_assume!(lock_ops + sem_ops <= 3);
         let src = render(&threads);
         let cpp20 = check_set(&src, Model::Cpp20, AxModel::Cpp20)?;
         let mca = check_set(&src, Model::Mca, AxModel::Mca)?;

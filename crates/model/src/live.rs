@@ -328,14 +328,21 @@ impl LiveMemory {
         }
     }
 
+    /// The threads with stores in their buffer (none but under `tso`).
+    fn threads_with_buffered_stores(&self) -> SmallList {
+        let Some(b) = &self.tso else {
+            return SmallList::new();
+        };
+        (0..b.pending.len() as u32)
+            .filter(|&u| !b.pending[u as usize].is_empty())
+            .collect()
+    }
+
     /// Flushes buffered stores of randomly chosen threads, oldest first,
     /// each time stopping with the same chance as flushing one of them.
     fn random_flushes(&mut self, choose: &mut dyn FnMut(usize) -> usize) {
         loop {
-            let Some(b) = &self.tso else { return };
-            let with: SmallList = (0..b.pending.len() as u32)
-                .filter(|&u| !b.pending[u as usize].is_empty())
-                .collect();
+            let with = self.threads_with_buffered_stores();
             if with.is_empty() {
                 return;
             }
@@ -352,10 +359,7 @@ impl LiveMemory {
     /// asked (a no-op under the other models).
     pub fn drain_all(&mut self, choose: &mut dyn FnMut(usize) -> usize) {
         loop {
-            let Some(b) = &self.tso else { return };
-            let with: SmallList = (0..b.pending.len() as u32)
-                .filter(|&u| !b.pending[u as usize].is_empty())
-                .collect();
+            let with = self.threads_with_buffered_stores();
             if with.is_empty() {
                 return;
             }

@@ -120,8 +120,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     // execution graphs; so does robustness under a hardware model (the
     // location clocks judge weak steps by C++20's rules).
     let graph_cfg;
-    let graphs_only =
-        !cfg.model.has_live_memory() || (cfg.robustness && cfg.model.is_hardware());
+    let graphs_only = !cfg.model.has_live_memory() || (cfg.robustness && cfg.model.is_hardware());
     let cfg = match cfg.strategy {
         Strategy::Live { iterations, seed } if graphs_only => {
             graph_cfg = RunConfig {

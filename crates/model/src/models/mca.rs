@@ -33,7 +33,7 @@
 //! prototype never reorders reads), and there are no dependencies: C++
 //! has none to keep.
 
-use super::{halves, Half, Rules};
+use super::{accesses_keeping_rmw_order, halves, Half, Rules};
 use crate::event::{Event, MemOrder};
 
 pub(crate) const RULES: Rules = Rules {
@@ -56,21 +56,8 @@ fn releases(o: MemOrder) -> bool {
 }
 
 fn preserved(events: &[Event], keep: &mut dyn FnMut(Half, Half)) {
-    for (j, b) in events.iter().enumerate() {
-        let Some(loc_b) = b.loc() else { continue };
-        // The write of an RMW follows its read.
-        if b.is_read() && b.is_write() {
-            keep(
-                Half {
-                    index: j,
-                    write: false,
-                },
-                Half {
-                    index: j,
-                    write: true,
-                },
-            );
-        }
+    for (j, b) in accesses_keeping_rmw_order(events, keep) {
+        let loc_b = b.loc();
         let b_release = releases(b.ord());
         let b_sc = b.ord() == MemOrder::SeqCst;
         // The fences strictly between the candidate `a` and `b`, as `a`
@@ -96,7 +83,7 @@ fn preserved(events: &[Event], keep: &mut dyn FnMut(Half, Half)) {
                         || full_fence
                         || (!ha.write && acq_fence)
                         || (hb.write && rel_fence)
-                        || (loc_a == loc_b && (hb.write || !ha.write));
+                        || (Some(loc_a) == loc_b && (hb.write || !ha.write));
                     if kept {
                         keep(ha, hb);
                     }

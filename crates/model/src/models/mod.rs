@@ -64,6 +64,32 @@ pub(crate) fn halves(e: &Event, index: usize) -> impl Iterator<Item = Half> {
     read.into_iter().chain(write)
 }
 
+/// The memory accesses of `events`, with their indices, after keeping each
+/// RMW's read before its write (the first of a hardware model's orders).
+pub(crate) fn accesses_keeping_rmw_order<'e>(
+    events: &'e [Event],
+    keep: &mut dyn FnMut(Half, Half),
+) -> Vec<(usize, &'e Event)> {
+    let accesses: Vec<(usize, &Event)> = (events.iter().enumerate())
+        .filter(|(_, e)| e.loc().is_some())
+        .collect();
+    for &(j, b) in &accesses {
+        if b.is_read() && b.is_write() {
+            keep(
+                Half {
+                    index: j,
+                    write: false,
+                },
+                Half {
+                    index: j,
+                    write: true,
+                },
+            );
+        }
+    }
+    accesses
+}
+
 /// The program order a hardware model keeps in one thread: calls
 /// `keep(a, b)` for each pair of halves of memory accesses, `a` of an
 /// earlier access than `b` or the read before the write of one RMW, that

@@ -9,7 +9,7 @@
 //! On top of C++20's axioms, `ppo ∪ rfe ∪ mo ∪ rb` must be acyclic with
 //! that `ppo`.
 
-use super::{halves, Half, Rules};
+use super::{accesses_keeping_rmw_order, halves, Half, Rules};
 use crate::event::{Action, Event, MemOrder};
 
 pub(crate) const RULES: Rules = Rules {
@@ -30,22 +30,7 @@ fn locked(e: &Event) -> bool {
 }
 
 fn preserved(events: &[Event], keep: &mut dyn FnMut(Half, Half)) {
-    for (j, b) in events.iter().enumerate() {
-        if b.loc().is_none() {
-            continue;
-        }
-        if b.is_read() && b.is_write() {
-            keep(
-                Half {
-                    index: j,
-                    write: false,
-                },
-                Half {
-                    index: j,
-                    write: true,
-                },
-            );
-        }
+    for (j, b) in accesses_keeping_rmw_order(events, keep) {
         // Whether a barrier lies strictly between the candidate and `b`.
         let mut drained = false;
         for i in (0..j).rev() {
