@@ -292,7 +292,7 @@ int main() {
 /// The hardware models on C programs: message passing with relaxed
 /// atomics fails under `cpp20` and on ARMv8 (`mca`), not on x86 (`tso`);
 /// IRIW with acquire loads fails under `cpp20` only, exhaustively and in
-/// random runs (the live memory's store buffers under `tso`, graphs under
+/// random runs (the live memory's store buffers under `tso`, ARMv8's views under
 /// `mca`).
 #[test]
 fn hardware_models_hide_what_the_hardware_cannot_do() {

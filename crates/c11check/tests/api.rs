@@ -857,7 +857,7 @@ fn mp() -> (usize, usize) {
 
 /// The hardware models through the API: x86-TSO keeps store buffering but
 /// not relaxed message passing's stale read, which ARMv8 (`mca`) shows;
-/// random runs (x86's store buffers in the live memory, graphs under
+/// random runs (x86's store buffers in the live memory, ARMv8's views under
 /// `mca`) never show what the model forbids.
 #[test]
 fn hardware_models_through_the_api() {

@@ -151,10 +151,11 @@ fn hardware_tests_have_their_expected_outcomes() {
     assert!(checked >= 66, "only {checked} checks");
 }
 
-/// Random runs never show a state outside the model (the live memory's
-/// x86-TSO machine under `tso`, execution graphs under `mca`, which the live
-/// memory cannot run), and on the tests written for the hardware models
-/// enough of them show every state the model allows.
+/// Random runs on the live memory never show a state outside the model
+/// (x86-TSO's store buffers under `tso`, ARMv8's view machine under `mca`),
+/// nor do random runs as graphs under `mca`; on the tests written for the
+/// hardware models enough runs show every state `tso` allows (ARMv8's
+/// machine reorders no write, so under `mca` it is not complete).
 #[test]
 fn random_runs_stay_within_the_hardware_models() {
     let mut files = common::litmus_files(&common::conformance_dir().join("dat3m-c11/litmus"));
@@ -169,18 +170,24 @@ fn random_runs_stay_within_the_hardware_models() {
         let hardware_test = f
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("MCA+"));
-        for (model, ax) in [(Model::Tso, AxModel::Tso), (Model::Mca, AxModel::Mca)] {
+        let runs = [
+            (Model::Tso, AxModel::Tso, true),
+            (Model::Mca, AxModel::Mca, true),
+            (Model::Mca, AxModel::Mca, false),
+        ];
+        for (model, ax, live) in runs {
             let Some(brute) = states(&test, ax, model.name()) else {
                 continue;
             };
-            let iterations = match (hardware_test, model) {
+            let iterations = match (hardware_test, live) {
                 (true, _) => 3000,
-                (false, Model::Tso) => 200,
-                (false, _) => 30,
+                (false, true) => 200,
+                (false, false) => 30,
             };
             let opts = RunOptions {
                 model,
                 random: Some((iterations, 7)),
+                live,
                 ..Default::default()
             };
             let found: BTreeSet<Vec<i64>> = run_test(&test, &opts)
@@ -191,13 +198,13 @@ fn random_runs_stay_within_the_hardware_models() {
             compared += 1;
             if !found.is_subset(&brute) {
                 failures.push(format!(
-                    "{}: random runs under {model} show {:?}, outside {:?}",
+                    "{}: random runs under {model} (live: {live}) show {:?}, outside {:?}",
                     f.display(),
                     found.difference(&brute).collect::<Vec<_>>(),
                     brute
                 ));
             }
-            if hardware_test && found != brute {
+            if hardware_test && model == Model::Tso && found != brute {
                 failures.push(format!(
                     "{}: {iterations} random runs under {model} show {:?} of {:?}",
                     f.display(),
@@ -208,7 +215,7 @@ fn random_runs_stay_within_the_hardware_models() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(compared >= 300, "only {compared} runs compared");
+    assert!(compared >= 450, "only {compared} runs compared");
 }
 
 /// The programs named after MoCA's benchmarks (`benchmarks/moca/`) show

@@ -217,6 +217,58 @@ struct StoreBuffers {
     target: Option<NodeId>,
 }
 
+/// ARMv8's view machine on top of the memory (the `mca` model, see
+/// [`LiveMemory::set_arm_views`]), after Promising-ARM without promises:
+/// stores join memory in execution order (their timestamps are their
+/// sequence numbers), and a read may take an older store than the newest
+/// if its thread's views allow it: it must take the newest store of its
+/// location at or after `max(coh[x], vpre)`, where `vpre` holds what the
+/// thread's acquire reads and fences ordered after them (and, for a seq_cst
+/// load, its last release store). Writes are never reordered and reads
+/// never read later stores, so some ARMv8 behaviours (load buffering,
+/// 2+2W) are not produced; every one that is stays within `mca` (a read
+/// choice must also be one the C++ memory allows).
+#[derive(Default)]
+struct ArmViews {
+    threads: Vec<ArmThread>,
+    /// The oldest store (by timestamp) the access being performed may read.
+    bound: Option<u64>,
+}
+
+/// One thread's views (timestamps; see [`ArmViews`]).
+#[derive(Clone, Default)]
+struct ArmThread {
+    /// Per location, the newest timestamp the thread has read or written.
+    coh: Vec<u64>,
+    /// The newest timestamps of its reads and writes so far.
+    r_old: u64,
+    w_old: u64,
+    /// What later reads must not read before (acquire reads, fences).
+    r_new: u64,
+    /// Its newest release store's timestamp (a seq_cst load waits for it).
+    rel: u64,
+    /// Per location, its newest store's timestamp if a read of it may take
+    /// it from the store buffer (forwarding: not a release store, not an
+    /// RMW's), which then orders nothing after that store.
+    fwd: Vec<Option<u64>>,
+}
+
+impl ArmThread {
+    fn fwd(&self, loc: Loc) -> Option<u64> {
+        self.fwd.get(loc.0 as usize).copied().flatten()
+    }
+    fn coh(&self, loc: Loc) -> u64 {
+        self.coh.get(loc.0 as usize).copied().unwrap_or(0)
+    }
+    fn raise_coh(&mut self, loc: Loc, t: u64) {
+        let l = loc.0 as usize;
+        if self.coh.len() <= l {
+            self.coh.resize(l + 1, 0);
+        }
+        self.coh[l] = self.coh[l].max(t);
+    }
+}
+
 /// The state of one random execution under C11Tester's operational model.
 pub struct LiveMemory {
     /// `add_edge`'s work list, kept to save an allocation per edge.
@@ -253,6 +305,8 @@ pub struct LiveMemory {
     pub forced: Option<bool>,
     /// x86-TSO's store buffers, under the `tso` model.
     tso: Option<StoreBuffers>,
+    /// ARMv8's views, under the `mca` model.
+    arm: Option<ArmViews>,
 }
 
 impl LiveMemory {
@@ -277,20 +331,108 @@ impl LiveMemory {
             force_stale: None,
             forced: None,
             tso: None,
+            arm: None,
         };
         m.add_thread(None);
         m
     }
 
     /// An empty memory for `model`: every access SeqCst under SC, x86's
-    /// store buffers under `tso` (see [`Self::set_tso`]). `mca` has no
-    /// machine here (see `Model::has_live_memory`).
+    /// store buffers under `tso` (see [`Self::set_tso`]), ARMv8's views
+    /// under `mca` (see [`Self::set_arm_views`]).
     pub fn for_model(model: crate::Model) -> Self {
         let mut m = LiveMemory::new(model.all_seq_cst());
         if model.live_store_buffers() {
             m.set_tso();
         }
+        if model.live_arm_views() {
+            m.set_arm_views();
+        }
         m
+    }
+
+    /// Runs ARMv8's view machine (see [`ArmViews`]): reads take only what
+    /// its views allow. Call it before adding threads and locations.
+    pub fn set_arm_views(&mut self) {
+        self.arm = Some(ArmViews {
+            threads: vec![ArmThread::default(); self.threads.len()],
+            bound: None,
+        });
+    }
+
+    /// Under `mca`, the oldest timestamp thread `t`'s read of `loc` may
+    /// take (`latest`: an RMW, which must read the newest store, as its
+    /// store joins memory right after): the newest store of `loc` at or
+    /// before `max(coh, vpre)`.
+    fn aim_arm_read(&mut self, t: u32, loc: Loc, sc: bool, latest: bool) {
+        let Some(arm) = &self.arm else { return };
+        let th = &arm.threads[t as usize];
+        let vpre = if sc { th.r_new.max(th.rel) } else { th.r_new };
+        let view = if latest {
+            u64::MAX / 2
+        } else {
+            vpre.max(th.coh(loc))
+        };
+        // Timestamps are execution order (the initial value's is 0).
+        let l = &self.locs[loc.0 as usize];
+        let floor = (l.stores.iter().flatten())
+            .map(|e| execution_order(e.write))
+            .filter(|&ts| ts <= view)
+            .max()
+            .unwrap_or(0);
+        if let Some(arm) = &mut self.arm {
+            arm.bound = Some(floor);
+        }
+    }
+
+    /// Under `mca`, thread `t` read store `s` of `loc`.
+    fn arm_read(&mut self, t: u32, loc: Loc, s: NodeId, ord: MemOrder) {
+        let Some(arm) = &mut self.arm else { return };
+        let th = &mut arm.threads[t as usize];
+        let vpre = if ord.is_sc() {
+            th.r_new.max(th.rel)
+        } else {
+            th.r_new
+        };
+        let ts = execution_order(s);
+        let forwarded = !ord.is_sc() && th.fwd(loc) == Some(ts);
+        let post = if forwarded { vpre } else { ts.max(vpre) };
+        th.raise_coh(loc, post);
+        th.r_old = th.r_old.max(post);
+        if ord.is_acquire() {
+            th.r_new = th.r_new.max(post);
+        }
+    }
+
+    /// Under `mca`, thread `t` wrote store `id` of `loc` (`rmw`: the write
+    /// of a read-modify-write).
+    fn arm_write(&mut self, t: u32, loc: Loc, id: NodeId, ord: MemOrder, rmw: bool) {
+        let Some(arm) = &mut self.arm else { return };
+        let th = &mut arm.threads[t as usize];
+        let ts = execution_order(id);
+        th.raise_coh(loc, ts);
+        let l = loc.0 as usize;
+        if th.fwd.len() <= l {
+            th.fwd.resize(l + 1, None);
+        }
+        th.fwd[l] = (!ord.is_release() && !rmw).then_some(ts);
+        th.w_old = th.w_old.max(ts);
+        if ord.is_release() {
+            th.rel = th.rel.max(ts);
+        }
+    }
+
+    /// Under `mca`, a fence of thread `t`: `dmb ishld` (acquire) orders
+    /// earlier reads before later reads, `dmb ish` (release or seq_cst)
+    /// earlier reads and writes.
+    fn arm_fence(&mut self, t: u32, ord: MemOrder) {
+        let Some(arm) = &mut self.arm else { return };
+        let th = &mut arm.threads[t as usize];
+        if ord.is_release() {
+            th.r_new = th.r_new.max(th.r_old).max(th.w_old);
+        } else if ord.is_acquire() {
+            th.r_new = th.r_new.max(th.r_old);
+        }
     }
 
     /// Runs the x86-TSO machine (see [`StoreBuffers`]): reads take what it
@@ -531,6 +673,16 @@ impl LiveMemory {
         if let Some(b) = &mut self.tso {
             b.pending.push(VecDeque::new());
         }
+        if let Some(arm) = &mut self.arm {
+            let start = parent.map(|p| {
+                let th = &arm.threads[p as usize];
+                th.r_old.max(th.w_old).max(th.r_new)
+            });
+            arm.threads.push(ArmThread {
+                r_new: start.unwrap_or(0),
+                ..Default::default()
+            });
+        }
         let (clock, hb) = match parent {
             Some(p) => {
                 self.tick(p);
@@ -570,6 +722,12 @@ impl LiveMemory {
     /// Thread `t` joined `child` (which has finished).
     pub fn join(&mut self, t: u32, child: u32) {
         self.drain(child);
+        if let Some(arm) = &mut self.arm {
+            let c = &arm.threads[child as usize];
+            let end = c.r_old.max(c.w_old).max(c.r_new);
+            let th = &mut arm.threads[t as usize];
+            th.r_new = th.r_new.max(end);
+        }
         self.threads[t as usize].joining = None;
         self.tick(t);
         let c = self.threads[child as usize].clock.clone();
@@ -852,6 +1010,18 @@ impl LiveMemory {
                 i
             });
             let forcing = stale.is_some();
+            if let Some(bound) = self.arm.as_mut().and_then(|a| a.bound.take()) {
+                let before = cands.len();
+                let newest = cands.iter().copied().max_by_key(|&c| execution_order(c));
+                cands.retain(|&c| execution_order(c) >= bound);
+                debug_assert!(
+                    before == 0 || !cands.is_empty(),
+                    "ARMv8's views leave the read nothing the memory allows"
+                );
+                if cands.is_empty() {
+                    cands.extend(newest);
+                }
+            }
             let target = self.tso.as_mut().and_then(|b| b.target.take());
             let aimed = target.and_then(|x| cands.iter().position(|&c| c == x));
             debug_assert!(
@@ -1059,8 +1229,10 @@ impl LiveMemory {
         let sc = ord.is_sc();
         let seq = self.begin_access(t, sc);
         self.aim_read(t, loc);
+        self.aim_arm_read(t, loc, sc, false);
         let cands = self.may_read_from(t, loc, sc, false);
         let s = self.read_from(t, loc, ord, sc, &|_, _| false, cands, choose);
+        self.arm_read(t, loc, s, ord);
         self.push_entry(
             t,
             loc,
@@ -1087,6 +1259,7 @@ impl LiveMemory {
         let id = self.new_store(t, seq, val, ord, None);
         self.finish_store(t, loc, id, ord.is_sc());
         self.buffer_store(t, loc, id, ord.is_sc());
+        self.arm_write(t, loc, id, ord, false);
         if ord.is_sc() {
             self.sc_sync(t);
         }
@@ -1098,6 +1271,7 @@ impl LiveMemory {
         self.add_rmw_edge(loc, s, id);
         self.finish_store(t, loc, id, ord.is_sc());
         self.buffer_store(t, loc, id, true);
+        self.arm_write(t, loc, id, ord, true);
     }
 
     /// fetch_op / exchange: returns the value read.
@@ -1117,8 +1291,10 @@ impl LiveMemory {
         self.drain(t);
         let seq = self.begin_access(t, sc);
         self.aim_read(t, loc);
+        self.aim_arm_read(t, loc, sc, true);
         let cands = self.may_read_from(t, loc, sc, true);
         let s = self.read_from(t, loc, ord.read_half(), sc, &|_, _| true, cands, choose);
+        self.arm_read(t, loc, s, ord.read_half());
         let old = self.node(s).val;
         self.rmw_write(t, loc, seq, s, width.normalize(op.apply(old, operand)), ord);
         if sc {
@@ -1169,6 +1345,15 @@ impl LiveMemory {
         self.drain(t);
         let seq = self.begin_access(t, sc);
         self.aim_read(t, loc);
+        self.aim_arm_read(t, loc, sc, false);
+        // Under `mca` a CAS that writes reads the newest store (its store
+        // joins memory right after it).
+        let newest = self.arm.as_ref().map(|_| {
+            (self.locs[loc.0 as usize].stores.iter().flatten())
+                .map(|e| execution_order(e.write))
+                .max()
+                .unwrap_or(0)
+        });
         let failed_on = self.threads[t as usize]
             .spurious_fails
             .iter()
@@ -1182,7 +1367,8 @@ impl LiveMemory {
             .into_iter()
             .filter(|&x| {
                 let n = self.node(x);
-                outcome(n.val).is_none() || n.rmw.is_none() || fails_spuriously(x)
+                let fails = outcome(n.val).is_none() || fails_spuriously(x);
+                fails || (n.rmw.is_none() && newest.is_none_or(|ts| execution_order(x) == ts))
             })
             .collect();
         // The read's ordering depends on the outcome: take the success one for
@@ -1203,6 +1389,7 @@ impl LiveMemory {
         if read_ord.is_acquire() {
             self.synchronise(t, s, true);
         }
+        self.arm_read(t, loc, s, read_ord);
         if let Some(new) = written {
             self.rmw_write(t, loc, seq, s, new, success);
         } else {
@@ -1225,6 +1412,7 @@ impl LiveMemory {
 
     pub fn fence(&mut self, t: u32, ord: MemOrder) {
         let ord = self.effective(ord);
+        self.arm_fence(t, ord);
         if ord.is_sc() {
             // `mfence`
             self.drain(t);
@@ -1566,6 +1754,16 @@ impl LiveMemory {
                 return n.val;
             }
         }
+        if self.arm.is_some() {
+            // Memory's order is execution order: the newest store stays.
+            let newest = (self.locs[loc.0 as usize].stores.iter().flatten())
+                .map(|e| e.write)
+                .filter(|id| self.nodes.contains_key(id))
+                .max_by_key(|&id| execution_order(id));
+            if let Some(n) = newest.and_then(|id| self.nodes.get(&id)) {
+                return n.val;
+            }
+        }
         let l = &self.locs[loc.0 as usize];
         let stores: Vec<NodeId> = l
             .per_slot
@@ -1769,5 +1967,72 @@ mod tests {
             assert_eq!(weak, !fenced, "fenced: {fenced}, outcomes {seen:?}");
             assert!(seen.len() >= 3 - fenced as usize, "{seen:?}");
         }
+    }
+    /// ARMv8's view machine, pruning after every store: relaxed message
+    /// passing shows a stale read, with an acquire flag load it does not, and
+    /// neither does IRIW with acquire loads (the readers agree on the order
+    /// of the writes).
+    #[test]
+    fn arm_views_keep_acquire_reads_in_order() {
+        let rlx = MemOrder::Relaxed;
+        let acq = MemOrder::Acquire;
+        // Each thread's program, over locations x (0) and y (1): (store,
+        // location, order), run in a random interleaving; what the loads
+        // read.
+        type Op = (bool, usize, MemOrder);
+        let run = |programs: &[Vec<Op>], seed: u64| -> Vec<Value> {
+            let mut choose = rng(seed);
+            let mut m = LiveMemory::for_model(crate::Model::Mca);
+            m.set_prune_interval(1);
+            let locs = [m.add_loc(0), m.add_loc(0)];
+            let tids: Vec<u32> = (0..programs.len())
+                .map(|t| if t == 0 { 0 } else { m.add_thread(None) })
+                .collect();
+            let mut next = vec![0usize; programs.len()];
+            let mut read = Vec::new();
+            while let Some(t) = {
+                let ready: Vec<usize> = (0..programs.len())
+                    .filter(|&t| next[t] < programs[t].len())
+                    .collect();
+                (!ready.is_empty()).then(|| ready[choose(ready.len())])
+            } {
+                let (store, l, ord) = programs[t][next[t]];
+                let action = match store {
+                    true => Action::Store {
+                        loc: locs[l],
+                        ord,
+                        val: 1,
+                    },
+                    false => Action::Load { loc: locs[l], ord },
+                };
+                let p = m.perform(tids[t], action, false, &mut choose).unwrap();
+                if !store {
+                    read.push((t, next[t], p.val));
+                }
+                next[t] += 1;
+            }
+            read.sort();
+            read.into_iter().map(|x| x.2).collect()
+        };
+        let mp = |flag: MemOrder| {
+            vec![
+                vec![(true, 0, rlx), (true, 1, rlx)],
+                vec![(false, 1, flag), (false, 0, rlx)],
+            ]
+        };
+        let seen = |programs: &[Vec<Op>]| -> std::collections::BTreeSet<Vec<Value>> {
+            (0..2000).map(|seed| run(programs, seed)).collect()
+        };
+        assert!(seen(&mp(rlx)).contains(&vec![1, 0]));
+        assert!(!seen(&mp(acq)).contains(&vec![1, 0]));
+        let iriw = vec![
+            vec![(true, 0, rlx)],
+            vec![(true, 1, rlx)],
+            vec![(false, 0, acq), (false, 1, acq)],
+            vec![(false, 1, acq), (false, 0, acq)],
+        ];
+        let outcomes = seen(&iriw);
+        assert!(!outcomes.contains(&vec![1, 0, 1, 0]), "{outcomes:?}");
+        assert!(outcomes.len() >= 8, "{outcomes:?}");
     }
 }

@@ -12,4 +12,5 @@ pub(crate) const RULES: Rules = Rules {
     preserved_order: None,
     live: true,
     store_buffers: false,
+    arm_views: false,
 };

@@ -43,8 +43,9 @@ pub(crate) const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: Some(preserved),
-    live: false,
+    live: true,
     store_buffers: false,
+    arm_views: true,
 };
 
 fn acquires(o: MemOrder) -> bool {

@@ -109,12 +109,14 @@ pub(crate) struct Rules {
     pub total_order: bool,
     pub preserved_order: Option<PreservedOrder>,
     /// Whether the live memory (`live.rs`) can run the model: C11Tester's
-    /// memory for the C++ models, with x86-TSO's store buffers for `tso`.
-    /// `mca` has no operational machine there, so random runs under it build
-    /// execution graphs (exact, but memory grows with the run).
+    /// memory for the C++ models, with x86-TSO's store buffers for `tso`
+    /// and ARMv8's view machine for `mca`. A model without would take its
+    /// random runs as execution graphs.
     pub live: bool,
     /// Whether the live memory runs x86-TSO's store buffers for it.
     pub store_buffers: bool,
+    /// Whether the live memory runs ARMv8's view machine for it.
+    pub arm_views: bool,
 }
 
 impl Model {
@@ -185,6 +187,12 @@ impl Model {
     #[inline]
     pub fn live_store_buffers(self) -> bool {
         self.rules().store_buffers
+    }
+
+    /// Whether the live memory runs the model as ARMv8's view machine.
+    #[inline]
+    pub fn live_arm_views(self) -> bool {
+        self.rules().arm_views
     }
 
     /// Whether the axioms beyond coherence can depend on the order of any

@@ -21,6 +21,7 @@ pub(crate) const RULES: Rules = Rules {
     preserved_order: Some(preserved),
     live: true,
     store_buffers: true,
+    arm_views: false,
 };
 
 /// A `lock`-prefixed instruction or `xchg`: it drains the store buffer.
