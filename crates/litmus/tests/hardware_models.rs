@@ -244,3 +244,29 @@ fn moca_programs_meet_their_expectations() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(checked, 60, "20 programs, 3 models");
 }
+
+/// Every test of the bundled suite meets its expectations under `mca` and
+/// `tso` (the `@observation.mca`/`.tso` lines where the hardware removes
+/// an outcome, derived by hand; the plain lines where it does not).
+#[test]
+fn the_bundled_suite_meets_its_expectations_under_mca_and_tso() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for f in common::litmus_files(&common::workspace_root().join("litmus")) {
+        let src = std::fs::read_to_string(&f).unwrap();
+        let test = load(&f).unwrap_or_else(|e| panic!("{e}"));
+        for model in [Model::Mca, Model::Tso] {
+            let opts = RunOptions {
+                model,
+                ..Default::default()
+            };
+            let m = own_expectation(&src, model.name()).mismatches(&run_test(&test, &opts));
+            checked += 1;
+            if !m.is_empty() {
+                failures.push(format!("{} under {model}: {}", f.display(), m.join("; ")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 230, "only {checked} checks");
+}
