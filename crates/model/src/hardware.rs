@@ -8,9 +8,10 @@
 //! relation is over the halves of memory accesses (a read-modify-write's
 //! read and write are two nodes, as the hardware performs them): an order
 //! through a fence is in `ppo` as the pairs of accesses the fence
-//! separates, and initialisation writes have no edge into them. Starting a thread and joining it order
-//! everything before the spawn (the join) before everything the thread
-//! does (after the join), as every implementation's thread start does.
+//! separates, and initialisation writes have no edge into them. Starting a
+//! thread and joining it order everything before the spawn (after the
+//! join) with everything the thread does, as every implementation's thread
+//! start and join do.
 //!
 //! Modification order is not enumerated (see `consistency.rs`): the search
 //! over its completions asks [`HardwareFrame::propagate`] at each step,
