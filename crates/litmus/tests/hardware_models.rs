@@ -218,20 +218,22 @@ fn random_runs_stay_within_the_hardware_models() {
     assert!(compared >= 450, "only {compared} runs compared");
 }
 
-/// The programs named after MoCA's benchmarks (`benchmarks/moca/`) show
-/// their bug exactly under the models their `@` lines say.
-#[test]
-fn moca_programs_meet_their_expectations() {
-    let dir = common::workspace_root().join("benchmarks/moca");
+/// The mismatches of every test under `dir` with its `@` lines under each
+/// of `models` (explorer, `loop_bound`), and how many runs were checked.
+fn expectation_mismatches(
+    dir: &std::path::Path,
+    models: &[Model],
+    loop_bound: u32,
+) -> (Vec<String>, usize) {
     let mut failures = Vec::new();
     let mut checked = 0;
-    for f in common::litmus_files(&dir) {
+    for f in common::litmus_files(dir) {
         let src = std::fs::read_to_string(&f).unwrap();
         let test = load(&f).unwrap_or_else(|e| panic!("{e}"));
-        for model in [Model::Cpp20, Model::Mca, Model::Tso] {
+        for &model in models {
             let opts = RunOptions {
                 model,
-                loop_bound: 20,
+                loop_bound,
                 ..Default::default()
             };
             let m = own_expectation(&src, model.name()).mismatches(&run_test(&test, &opts));
@@ -241,6 +243,16 @@ fn moca_programs_meet_their_expectations() {
             }
         }
     }
+    (failures, checked)
+}
+
+/// The programs named after MoCA's benchmarks (`benchmarks/moca/`) show
+/// their bug exactly under the models their `@` lines say.
+#[test]
+fn moca_programs_meet_their_expectations() {
+    let dir = common::workspace_root().join("benchmarks/moca");
+    let (failures, checked) =
+        expectation_mismatches(&dir, &[Model::Cpp20, Model::Mca, Model::Tso], 20);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(checked, 60, "20 programs, 3 models");
 }
@@ -250,23 +262,8 @@ fn moca_programs_meet_their_expectations() {
 /// an outcome, derived by hand; the plain lines where it does not).
 #[test]
 fn the_bundled_suite_meets_its_expectations_under_mca_and_tso() {
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for f in common::litmus_files(&common::workspace_root().join("litmus")) {
-        let src = std::fs::read_to_string(&f).unwrap();
-        let test = load(&f).unwrap_or_else(|e| panic!("{e}"));
-        for model in [Model::Mca, Model::Tso] {
-            let opts = RunOptions {
-                model,
-                ..Default::default()
-            };
-            let m = own_expectation(&src, model.name()).mismatches(&run_test(&test, &opts));
-            checked += 1;
-            if !m.is_empty() {
-                failures.push(format!("{} under {model}: {}", f.display(), m.join("; ")));
-            }
-        }
-    }
+    let dir = common::workspace_root().join("litmus");
+    let (failures, checked) = expectation_mismatches(&dir, &[Model::Mca, Model::Tso], 3);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 230, "only {checked} checks");
 }
