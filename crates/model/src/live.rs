@@ -27,9 +27,6 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 type NodeId = u64;
 
-/// A few thread numbers.
-type SmallList = smallvec::SmallVec<[u32; 8]>;
-
 /// A hasher for integer keys (sequence numbers, addresses): a
 /// multiplicative hash is enough, and several times faster than the
 /// default one (which dominated the live memory's profile).
@@ -509,24 +506,6 @@ impl LiveMemory {
         }
     }
 
-    /// Under `mca`, buffered stores become visible at random, each time
-    /// stopping with the same chance as one more.
-    fn arm_random_flushes(&mut self, choose: &mut dyn FnMut(usize) -> usize) {
-        loop {
-            let Some(arm) = &mut self.arm else { return };
-            let eligible = arm.eligible();
-            if eligible.is_empty() {
-                return;
-            }
-            let k = choose(eligible.len() + 1);
-            if k == eligible.len() {
-                return;
-            }
-            let (t, i) = eligible[k];
-            arm.make_visible(t, i);
-        }
-    }
-
     /// Under `mca`, a fence of thread `t`: `dmb ishld` (acquire) orders
     /// earlier reads before later reads, `dmb ish` (release or seq_cst)
     /// earlier reads and writes.
@@ -578,52 +557,46 @@ impl LiveMemory {
         }
     }
 
-    /// The threads with stores in their buffer (none but under `tso`).
-    fn threads_with_buffered_stores(&self) -> SmallList {
-        let Some(b) = &self.tso else {
-            return SmallList::new();
-        };
-        (0..b.pending.len() as u32)
-            .filter(|&u| !b.pending[u as usize].is_empty())
-            .collect()
-    }
-
-    /// Flushes buffered stores of randomly chosen threads, oldest first,
-    /// each time stopping with the same chance as flushing one of them.
-    fn random_flushes(&mut self, choose: &mut dyn FnMut(usize) -> usize) {
-        loop {
-            let with = self.threads_with_buffered_stores();
-            if with.is_empty() {
-                return;
-            }
-            let k = choose(with.len() + 1);
-            if k == with.len() {
-                return;
-            }
-            self.flush_oldest(with[k]);
+    /// The buffered stores that may leave their buffer next, as (thread,
+    /// index): each thread's oldest under `tso`, its oldest to each
+    /// location under `mca`; none under the other models.
+    fn flushable(&self) -> Vec<(u32, usize)> {
+        match (&self.tso, &self.arm) {
+            (Some(b), _) => (0..b.pending.len() as u32)
+                .filter(|&u| !b.pending[u as usize].is_empty())
+                .map(|u| (u, 0))
+                .collect(),
+            (None, Some(arm)) => arm.eligible(),
+            (None, None) => Vec::new(),
         }
     }
 
-    /// Flushes every buffered store, the threads' buffers interleaved at
-    /// random: the end of a run under `tso`, before its final values are
-    /// asked (a no-op under the other models).
+    /// Lets buffered stores leave their buffers, chosen at random among the
+    /// flushable ones; with `may_stop`, each time stopping with the same
+    /// chance as going on with one of them, else until every buffer is
+    /// empty.
+    fn random_flushes(&mut self, choose: &mut dyn FnMut(usize) -> usize, may_stop: bool) {
+        loop {
+            let options = self.flushable();
+            if options.is_empty() {
+                return;
+            }
+            let k = choose(options.len() + may_stop as usize);
+            let Some(&(t, i)) = options.get(k) else {
+                return;
+            };
+            match &mut self.arm {
+                Some(arm) => arm.make_visible(t, i),
+                None => self.flush_oldest(t),
+            }
+        }
+    }
+
+    /// Empties every buffer, the threads' stores interleaved at random: the
+    /// end of a run under `tso` or `mca`, before its final values are asked
+    /// (a no-op under the other models).
     pub fn drain_all(&mut self, choose: &mut dyn FnMut(usize) -> usize) {
-        while let Some(arm) = &mut self.arm {
-            let eligible = arm.eligible();
-            if eligible.is_empty() {
-                break;
-            }
-            let (t, i) = eligible[choose(eligible.len())];
-            arm.make_visible(t, i);
-        }
-        loop {
-            let with = self.threads_with_buffered_stores();
-            if with.is_empty() {
-                return;
-            }
-            let k = choose(with.len());
-            self.flush_oldest(with[k]);
-        }
+        self.random_flushes(choose, false);
     }
 
     /// Under `tso`, notes the store thread `t` reads at `loc`: its newest
@@ -1579,8 +1552,7 @@ impl LiveMemory {
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Option<Performed> {
         self.last_read = None;
-        self.random_flushes(choose);
-        self.arm_random_flushes(choose);
+        self.random_flushes(choose, true);
         let race = action.loc().and_then(|loc| {
             let (write, atomic) = match action {
                 Action::Load { ord, .. } => (false, ord.is_atomic()),
