@@ -694,4 +694,58 @@ fn arc_raw_pointers_give_up_and_take_back_shares() {
     );
 }
 
+#[test]
+fn arc_from_std_adopts_unsized_values() {
+    use c11check::sync::Arc;
+    // loom's `Arc::from_std` is how its users share a `dyn Trait` or a
+    // slice: the value is adopted as it is, its count modelled, and the
+    // raw-pointer API finds the count from the (fat) value pointer.
+    let summary = Builder::new()
+        .explore(|| {
+            struct Counted(std::sync::Arc<AtomicUsizeStd>);
+            impl Drop for Counted {
+                fn drop(&mut self) {
+                    self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            trait Speak: Send + Sync {
+                fn word(&self) -> u32;
+            }
+            impl Speak for Counted {
+                fn word(&self) -> u32 {
+                    11
+                }
+            }
+            let dropped = std::sync::Arc::new(AtomicUsizeStd::new(0));
+            let std_dyn: std::sync::Arc<dyn Speak> = std::sync::Arc::new(Counted(dropped.clone()));
+            let a: Arc<dyn Speak> = Arc::from_std(std_dyn);
+            let b = a.clone();
+            let t = thread::spawn(move || assert_eq!(b.word(), 11));
+            let p = Arc::into_raw(a);
+            // SAFETY: `p` came from `into_raw` and stands for one share.
+            let a = unsafe { Arc::from_raw(p) };
+            assert_eq!(a.word(), 11);
+            drop(a);
+            t.join().unwrap();
+            // Dropped once, by whichever owner was last.
+            assert_eq!(dropped.load(std::sync::atomic::Ordering::Relaxed), 1);
+            let slice: Arc<[u32]> = Arc::from_std(std::sync::Arc::from(vec![1, 2, 3]));
+            let p = Arc::into_raw(slice.clone());
+            // SAFETY: as above.
+            unsafe { Arc::decrement_strong_count(p) };
+            assert_eq!((slice.len(), Arc::strong_count(&slice)), (3, 1));
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    // The last owner is main's or the thread's.
+    assert_eq!((summary.stats.executions, summary.blocked), (2, 0));
+}
+
+#[test]
+#[should_panic(expected = "not unique")]
+fn arc_from_std_refuses_a_shared_value() {
+    let std = std::sync::Arc::new(1u8);
+    let _other = std.clone();
+    let _ = c11check::sync::Arc::from_std(std);
+}
+
 use std::sync::atomic::AtomicUsize as AtomicUsizeStd;

@@ -110,6 +110,7 @@ fn everything() {
     let _ = Arc::get_mut(&mut u);
     let _ = Arc::try_unwrap(u);
     let _ = Arc::from_std(std::sync::Arc::new(4u8));
+    let _: Arc<[u8]> = Arc::from_std(std::sync::Arc::from(vec![4u8]));
     let f: Arc<u8> = Arc::from(5u8);
     let _: &u8 = f.as_ref();
     let _: &u8 = f.borrow();

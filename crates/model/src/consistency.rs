@@ -1122,13 +1122,16 @@ impl<'g> Analysis<'g> {
             }
         }
         let is_fsc = |d: usize| fsc[d / 64] >> (d % 64) & 1 == 1;
-        // The events of each location, as a mask.
-        let mut at_loc = BitMatrix::new(self.locs.len().max(1));
+        // The events of each location, as a mask over the n events (a row
+        // of `words` words per location, not a square matrix: n ≥ 64
+        // events at fewer locations would not fit).
+        let mut at_loc = vec![0u64; self.locs.len().max(1) * words];
         for (d, l) in loc.iter().enumerate() {
             if let Some(l) = l {
-                at_loc.set(l.0 as usize, d);
+                at_loc[l.0 as usize * words + d / 64] |= 1 << (d % 64);
             }
         }
+        let at_loc = |l: Loc| &at_loc[l.0 as usize * words..(l.0 as usize + 1) * words];
         // po, the first po≠loc successor of each event (po restricted to
         // different locations), and where the run of same-location events
         // starting at each event ends (its thread index).
@@ -1167,7 +1170,7 @@ impl<'g> Analysis<'g> {
                 }
             }
             if let Some(l) = loc[a] {
-                for ((m, h), s) in out.iter_mut().zip(hb.row(a)).zip(at_loc.row(l.0 as usize)) {
+                for ((m, h), s) in out.iter_mut().zip(hb.row(a)).zip(at_loc(l)) {
                     *m |= h & s;
                 }
             }
@@ -1594,6 +1597,24 @@ pub fn needs_sc_search(g: &ExecutionGraph, model: Model) -> bool {
         || g.events().any(|(_, e)| {
             (e.is_fence() || e.loc().is_some()) && effective_order(model, e.ord()).is_sc()
         })
+}
+
+/// Test support: whether the seq_cst check over psc's fixed part and the
+/// relation built over the whole graph agree on `g` with its forced
+/// modification order. Debug builds assert this at every search step;
+/// release-built tests call it to guard the whole-graph builder too.
+#[doc(hidden)]
+pub fn psc_checks_agree(g: &ExecutionGraph, model: Model) -> bool {
+    let Ok(a) = Analysis::new(g, model) else {
+        return true;
+    };
+    if model.total_order() || !a.needs_sc_search() {
+        return true;
+    }
+    let Some(orders) = a.orders_with_maxima(&[]) else {
+        return true;
+    };
+    PscFrame::new(&a).has_cycle(&a, &orders) == a.sc_relation(&orders).has_cycle()
 }
 
 /// Why `g` is inconsistent under `model`, if it is.

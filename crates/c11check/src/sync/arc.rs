@@ -11,16 +11,49 @@
 
 use super::atomic::{fence, Ordering, Word};
 use c11check_model::{MemOrder, RmwOp, Width};
+use c11check_runtime::Site;
 use std::cell::UnsafeCell;
+use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 
-/// `repr(C)`: the value's offset is known from its alignment alone, so
-/// that [`Arc::from_raw`] finds the block from a pointer to the value.
-#[repr(C)]
+/// One shared value: the modelled count beside a std `Arc` that holds the
+/// value. Two allocations rather than one so that [`Arc::from_std`] adopts
+/// a std `Arc`'s value as it is, unsized (`dyn Trait`, `[T]`, `str`) too.
 struct Inner<T: ?Sized> {
     strong: Word,
-    value: UnsafeCell<ManuallyDrop<T>>,
+    value: std::sync::Arc<UnsafeCell<ManuallyDrop<T>>>,
+    /// Whether [`Arc::into_raw`] entered this block in [`RAW_BLOCKS`].
+    raw: std::sync::atomic::AtomicBool,
+}
+
+/// The blocks behind the pointers [`Arc::into_raw`] gave out, by the
+/// value's address: [`Arc::from_raw`] finds the count there, which no
+/// offset from an unsized value's address can. An entry lives until its
+/// block is freed.
+static RAW_BLOCKS: std::sync::LazyLock<std::sync::Mutex<HashMap<usize, usize>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn raw_blocks() -> std::sync::MutexGuard<'static, HashMap<usize, usize>> {
+    RAW_BLOCKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<T: ?Sized> Inner<T> {
+    fn value_addr(&self) -> usize {
+        std::sync::Arc::as_ptr(&self.value) as *const u8 as usize
+    }
+}
+
+impl<T: ?Sized> Drop for Inner<T> {
+    fn drop(&mut self) {
+        if *self.raw.get_mut() {
+            let (addr, me) = (self.value_addr(), self as *const Self as *const u8 as usize);
+            let mut blocks = raw_blocks();
+            if blocks.get(&addr) == Some(&me) {
+                blocks.remove(&addr);
+            }
+        }
+    }
 }
 
 /// `std::sync::Arc` under the model.
@@ -28,7 +61,7 @@ pub struct Arc<T: ?Sized> {
     inner: std::sync::Arc<Inner<T>>,
     /// Where this handle was made (`new`, `clone`, `upgrade`): a report
     /// shows its drop there, since a drop has no caller to point at.
-    site: c11check_runtime::Site,
+    site: Site,
 }
 
 /// `std::sync::Weak` under the model.
@@ -54,26 +87,16 @@ impl<T> Arc<T> {
         // The shared block is made untracked: std's own reference count,
         // which c11check does not model, decides which handle frees it
         // (the last `Weak`, say), so its free is no user's free.
-        let made = c11check_runtime::Site::caller();
+        let made = Site::caller();
         let inner = c11check_runtime::alloc::untracked(|| {
-            std::sync::Arc::new(Inner {
-                strong: Word::new(1, Width::U64, Some(("Arc's reference count", made))),
-                value: UnsafeCell::new(ManuallyDrop::new(value)),
-            })
+            std::sync::Arc::new(UnsafeCell::new(ManuallyDrop::new(value)))
         });
-        let a = Arc {
-            inner,
-            site: c11check_runtime::Site::caller(),
-        };
-        if c11check_runtime::in_model() && !super::once::initializing_static() {
-            c11check_runtime::track_alloc(a.key(), "Arc", c11check_runtime::Site::caller());
-        }
-        a
+        Arc::around(inner, made)
     }
     /// The value, if this is the only owner.
     #[track_caller]
     pub fn try_unwrap(this: Self) -> Result<T, Self> {
-        let site = c11check_runtime::Site::caller();
+        let site = Site::caller();
         let strong = &this.inner.strong;
         if strong
             .cas(1, 0, MemOrder::Relaxed, MemOrder::Relaxed, false, site)
@@ -87,8 +110,9 @@ impl<T> Arc<T> {
         // SAFETY: the count went from 1 to 0: nobody else can reach the value,
         // and `this` is not dropped again.
         let value = unsafe { ManuallyDrop::take(&mut *this.inner.value.get()) };
-        // SAFETY: `this` is wrapped in ManuallyDrop; release its allocation.
-        unsafe { std::ptr::drop_in_place(&mut (*(&*this as *const Self as *mut Self)).inner) };
+        // SAFETY: `this` is wrapped in ManuallyDrop; its std handle is moved
+        // out once and dropped, which frees the blocks (not the value).
+        drop(unsafe { std::ptr::read(&this.inner) });
         Ok(value)
     }
     /// Consumes this and returns the value inside, as `std`'s `into_inner` does.
@@ -103,21 +127,41 @@ impl<T> Arc<T> {
         // an `Arc` to it lives (as std's `Arc::pin`).
         unsafe { std::pin::Pin::new_unchecked(Arc::new(value)) }
     }
+}
+
+impl<T: ?Sized> Arc<T> {
+    /// A modelled `Arc` owning `value`'s value, with a count of one.
+    fn around(value: std::sync::Arc<UnsafeCell<ManuallyDrop<T>>>, made: Site) -> Self {
+        let inner = c11check_runtime::alloc::untracked(|| {
+            std::sync::Arc::new(Inner {
+                strong: Word::new(1, Width::U64, Some(("Arc's reference count", made))),
+                value,
+                raw: std::sync::atomic::AtomicBool::new(false),
+            })
+        });
+        let a = Arc { inner, site: made };
+        if c11check_runtime::in_model() && !super::once::initializing_static() {
+            c11check_runtime::track_alloc(a.key(), "Arc", made);
+        }
+        a
+    }
     /// loom's `Arc::from_std`: the value of a `std::sync::Arc` that has no
-    /// other owner, now shared by a modelled `Arc`.
+    /// other owner (unsized values too), now shared by a modelled `Arc`.
     ///
     /// # Panics
     /// If the `std::sync::Arc` has other owners (as loom's).
     #[track_caller]
-    pub fn from_std(std: std::sync::Arc<T>) -> Self {
-        match std::sync::Arc::try_unwrap(std) {
-            Ok(value) => Arc::new(value),
-            Err(_) => panic!("Arc provided to `from_std` is not unique"),
-        }
+    pub fn from_std(mut std: std::sync::Arc<T>) -> Self {
+        assert!(
+            std::sync::Arc::get_mut(&mut std).is_some(),
+            "Arc provided to `from_std` is not unique"
+        );
+        let ptr = std::sync::Arc::into_raw(std) as *const UnsafeCell<ManuallyDrop<T>>;
+        // SAFETY: `UnsafeCell` and `ManuallyDrop` are `repr(transparent)`:
+        // the block std made for `T` is the block for the wrapped `T`.
+        let value = unsafe { std::sync::Arc::from_raw(ptr) };
+        Arc::around(value, Site::caller())
     }
-}
-
-impl<T: ?Sized> Arc<T> {
     fn key(&self) -> usize {
         std::sync::Arc::as_ptr(&self.inner) as *const u8 as usize
     }
@@ -134,7 +178,7 @@ impl<T: ?Sized> Arc<T> {
     /// The number of owners: a read of the reference count, which makes the order of clones and drops observable (the model then explores every order).
     #[track_caller]
     pub fn strong_count(this: &Self) -> usize {
-        let site = c11check_runtime::Site::caller();
+        let site = Site::caller();
         this.inner.strong.load(MemOrder::Acquire, site) as usize
     }
     /// Mutable access if this is the only owner.
@@ -149,8 +193,7 @@ impl<T: ?Sized> Arc<T> {
     }
     /// A pointer to the value.
     pub fn as_ptr(this: &Self) -> *const T {
-        // SAFETY: the value lives as long as `this`.
-        unsafe { &**this.inner.value.get() as *const T }
+        std::sync::Arc::as_ptr(&this.inner.value) as *const T
     }
     /// Gives up this handle without releasing its share: the pointer to the
     /// value, for [`Arc::from_raw`] (or the strong-count functions) later.
@@ -160,7 +203,9 @@ impl<T: ?Sized> Arc<T> {
         // SAFETY: `this` is never dropped: its std handle is moved out once
         // and kept alive as a raw pointer.
         let inner = unsafe { std::ptr::read(&this.inner) };
-        let _ = std::sync::Arc::into_raw(inner);
+        inner.raw.store(true, std::sync::atomic::Ordering::Relaxed);
+        let block = std::sync::Arc::into_raw(inner) as usize;
+        raw_blocks().insert(p as *const u8 as usize, block);
         p
     }
     /// Takes back a handle given up by [`Arc::into_raw`].
@@ -170,17 +215,12 @@ impl<T: ?Sized> Arc<T> {
     /// each such pointer be taken back at most once per share given up.
     #[track_caller]
     pub unsafe fn from_raw(ptr: *const T) -> Self {
-        // SAFETY: guaranteed by the caller: `ptr` points into a live block.
-        let align = std::mem::align_of_val(unsafe { &*ptr });
-        // `Inner` is `repr(C)`: the value follows the count, aligned.
-        let offset = std::mem::size_of::<Word>().next_multiple_of(align);
-        // SAFETY: the block begins `offset` bytes before the value; the
-        // pointer keeps the value's metadata.
-        let inner = unsafe { ptr.byte_sub(offset) } as *const Inner<T>;
+        let block = raw_blocks().get(&(ptr as *const u8 as usize)).copied();
+        let block = block.expect("`Arc::from_raw` of a pointer `Arc::into_raw` did not give out");
         Arc {
-            // SAFETY: the std handle given up by `into_raw`.
-            inner: unsafe { std::sync::Arc::from_raw(inner) },
-            site: c11check_runtime::Site::caller(),
+            // SAFETY: the std handle `into_raw` gave up for this value.
+            inner: unsafe { std::sync::Arc::from_raw(block as *const Inner<T>) },
+            site: Site::caller(),
         }
     }
     /// Adds an owner to the value at `ptr` (a modelled increment, as a
@@ -236,7 +276,7 @@ impl<T: ?Sized> Deref for Arc<T> {
 impl<T: ?Sized> Clone for Arc<T> {
     #[track_caller]
     fn clone(&self) -> Self {
-        let site = c11check_runtime::Site::caller();
+        let site = Site::caller();
         (self.inner.strong).rmw(RmwOp::RefInc, 1, MemOrder::Relaxed, site);
         Arc {
             inner: self.inner.clone(),
@@ -268,7 +308,7 @@ impl<T: ?Sized> Weak<T> {
     #[track_caller]
     pub fn upgrade(&self) -> Option<Arc<T>> {
         let inner = self.inner.upgrade()?;
-        let site = c11check_runtime::Site::caller();
+        let site = Site::caller();
         let mut n = inner.strong.load(MemOrder::Relaxed, site);
         loop {
             if n == 0 {
