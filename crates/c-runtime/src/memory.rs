@@ -264,6 +264,16 @@ pub fn program_spin_hint(site: Site, kept: Option<u64>) {
     with_thread(t, |s| s.just_spun = true);
 }
 
+/// `c11check_failed_wait_turn()`: the program says the wait-loop turn
+/// that ends here found nothing (whatever its loop keeps: an explicit
+/// marker is never a counting loop's yield).
+pub fn program_failed_turn(site: Site) {
+    let t = crate::tls::current_thread() as usize;
+    flush_pending();
+    c11check_runtime::failed_turn_hint(site);
+    with_thread(t, |s| s.just_spun = true);
+}
+
 /// Runs `f`, whose operations belong to one library call at one site.
 pub fn internal<R>(f: impl FnOnce() -> R) -> R {
     let t = crate::tls::current_thread() as usize;

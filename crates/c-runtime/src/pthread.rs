@@ -529,6 +529,13 @@ extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
 }
 with_pc!(__VERIFIER_spin_end(c: c_int), "rsi", spin_end_impl);
 
+extern "C" fn failed_turn_impl(pc: usize) {
+    if modelled() {
+        memory::program_failed_turn(memory::site(pc));
+    }
+}
+with_pc!(c11check_failed_wait_turn(), "rdi", failed_turn_impl);
+
 // ---- barriers -------------------------------------------------------------------
 
 /// Per barrier (by address): the execution it was set up in and its count;

@@ -867,6 +867,42 @@ int main() {
     let (code, err) = run(&counting, &[("C11CHECK_ROBUSTNESS", "1")]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("robustness violation"), "{err}");
+    // A scan over two flags (the other's and one nobody sets): no turn
+    // repeats the one before, so with sched_yield the turns that read 0
+    // count and the barrier is not robust; ended with the marker, they are
+    // left out.
+    let scan = |end_turn: &str| {
+        format!(
+            r#"#include <c11check.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+atomic_int flags[3];
+void wait(int mine, int other) {{
+  atomic_store_explicit(&flags[mine], 1, memory_order_relaxed);
+  for (int turn = 0; turn < 4; turn++) {{
+    if (atomic_load_explicit(&flags[turn % 2 ? 2 : other], memory_order_relaxed) == 1) break;
+    {end_turn};
+  }}
+}}
+void *other(void *p) {{ wait(1, 0); return 0; }}
+int main() {{
+  pthread_t t; pthread_create(&t, 0, other, 0);
+  wait(0, 1);
+  pthread_join(t, 0);
+  return 0;
+}}
+"#
+        )
+    };
+    let yielding = build("rob_scan_yield", &scan("sched_yield()"));
+    let (code, err) = run(&yielding, &[("C11CHECK_ROBUSTNESS", "1")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("robustness violation"), "{err}");
+    let marked = build("rob_scan_marked", &scan("c11check_failed_wait_turn()"));
+    let (code, err) = run(&marked, &[("C11CHECK_ROBUSTNESS", "1")]);
+    assert_eq!(code, 0, "{err}");
+
     // Live random runs: SC runs watched by location clocks.
     let live = [
         ("C11CHECK_ROBUSTNESS", "1"),
@@ -877,6 +913,8 @@ int main() {
     assert!(err.contains("found by location clocks"), "{err}");
     assert!(err.contains("rob_sb.c:"), "{err}");
     let (code, err) = run(&barrier, &live);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run(&marked, &live);
     assert_eq!(code, 0, "{err}");
     let (code, err) = run(&counting, &live);
     assert_eq!(code, 1, "{err}");

@@ -300,6 +300,25 @@ mod live {
     }
 
     #[test]
+    fn a_scan_marked_as_failed_turns_is_robust_and_no_livelock() {
+        // A turn that read a flag nobody sets is no sign of a livelock:
+        // the next turn reads the other flag. (Unmarked, the live monitor
+        // takes each stale read that keeps the loop going for a failed
+        // turn, and misses the violation the exhaustive check reports.)
+        for pct in [false, true] {
+            live(pct)
+                .explore(scanning_barrier(c11check::hint::failed_wait_turn))
+                .unwrap();
+        }
+        // Nor without robustness, with a plain spin hint.
+        Builder::new()
+            .random(3000)
+            .live()
+            .explore(scanning_barrier(spin_loop))
+            .unwrap();
+    }
+
+    #[test]
     fn a_stale_value_that_keeps_a_wait_waiting_is_no_violation() {
         // Once thread 1 read z = 1 it is SC-after y = 1 and may read y's
         // stale 0; but 0 keeps it waiting, and failed turns do not count.

@@ -131,8 +131,13 @@ fn run(cmd: &mut Command) -> Result<(), ExitCode> {
 }
 
 /// The headers c11check offers programs, by path under the include
-/// directory: GenMC's `genmc.h`, and under `cdschecker/` CDSChecker's.
+/// directory: c11check's own `c11check.h`, GenMC's `genmc.h`, and under
+/// `cdschecker/` CDSChecker's.
 const HEADERS: &[(&str, &str)] = &[
+    (
+        "c11check.h",
+        include_str!("../../c-runtime/include/c11check.h"),
+    ),
     ("genmc.h", include_str!("../../c-runtime/include/genmc.h")),
     (
         "cdschecker/threads.h",

@@ -128,13 +128,14 @@ struct Thread {
     /// hints in a row (a C loop's `sched_yield` and the runtime's hint at
     /// the loop's head) make no turn, and tell nothing about the next.
     turn_ops: bool,
-    /// A hash of the failed compare-exchanges of its current turn (what each
-    /// expected and read), and of its turn before: a loop that feeds the
-    /// value a failure read into its next attempt does not repeat a turn,
-    /// so a turn with failed compare-exchanges is stuck only when it
-    /// repeats the one before.
-    turn_cas: u64,
-    last_turn_cas: u64,
+    /// A hash of the accesses of its current turn (where each read, what it
+    /// read, what a compare-exchange expected), and of its turn before: a
+    /// turn is stuck only when it repeats the one before. A loop that feeds
+    /// the value a failed compare-exchange read into its next attempt does
+    /// not repeat a turn, nor does a scan whose turns read other places
+    /// (the next turn may find what this one did not).
+    turn_reads: u64,
+    last_turn_reads: u64,
     /// `Execution::progress` when that turn began.
     turn_start: u64,
     /// Set when a clean turn ended with no progress since it began: the
@@ -252,8 +253,8 @@ impl<'a> Execution<'a> {
                 reads_hash: 0,
                 turn_clean: true,
                 turn_ops: false,
-                turn_cas: 0,
-                last_turn_cas: 0,
+                turn_reads: 0,
+                last_turn_reads: 0,
                 turn_start: 0,
                 stuck_at: None,
             });
@@ -465,10 +466,10 @@ impl<'a> Execution<'a> {
                     }
                     let th = &mut self.threads[t];
                     th.turn_ops = false;
-                    let repeats = th.turn_cas == th.last_turn_cas;
+                    let repeats = th.turn_reads == th.last_turn_reads;
                     th.stuck_at = (th.turn_clean && repeats && th.turn_start == self.progress)
                         .then_some(self.progress);
-                    th.last_turn_cas = std::mem::take(&mut th.turn_cas);
+                    th.last_turn_reads = std::mem::take(&mut th.turn_reads);
                     th.turn_clean = true;
                     th.turn_start = self.progress;
                     let stuck = th.stuck_at.is_some();
@@ -705,7 +706,7 @@ impl<'a> Execution<'a> {
                     .expect("a memory action");
                 // A failed compare-exchange that could not have succeeded
                 // reads the same next turn while no store comes (and does
-                // the same if it expects the same, see `turn_cas`); one that
+                // the same if it expects the same, see `turn_reads`); one that
                 // may have failed spuriously may succeed then.
                 // A swap of `false` that found `false`: the next turn's
                 // reads what this one wrote, the same value.
@@ -715,10 +716,11 @@ impl<'a> Execution<'a> {
                     }
                     _ => p.written.is_some(),
                 };
+                let th = &mut self.threads[t];
+                th.turn_reads = mix(th.turn_reads ^ mix(loc.0 as u64) ^ p.val as u64);
                 let may_change = match action {
                     Action::Cas { weak, expected, .. } => {
-                        let th = &mut self.threads[t];
-                        th.turn_cas = mix(th.turn_cas ^ mix(expected as u64) ^ p.val as u64);
+                        th.turn_reads = mix(th.turn_reads ^ mix(expected as u64));
                         changed || weak && spurious
                     }
                     Action::Rmw { .. } => changed,
