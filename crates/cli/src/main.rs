@@ -87,6 +87,11 @@ struct LitmusArgs {
     /// most this many times (loom's and GenMC's context bound).
     #[arg(long, value_name = "K", conflicts_with = "random")]
     preemption_bound: Option<u32>,
+    /// Worker threads of an exhaustive run (default: `C11CHECK_JOBS`, else
+    /// the machine's available parallelism). Counts and states are the
+    /// same with any number.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
     /// Run this many random executions instead of all of them (each
     /// consistent; the states found are a subset of the exhaustive ones).
     #[arg(long, value_name = "N")]
@@ -185,6 +190,13 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         live: !args.graph,
         refcount_order_from_file: true,
         preemption_bound: args.preemption_bound,
+        jobs: match jobs(args.jobs) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("c11check: {e}");
+                return ExitCode::from(2);
+            }
+        },
     };
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for p in &args.paths {
@@ -492,4 +504,23 @@ fn compare_models(
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The worker threads to use: `--jobs`, else `C11CHECK_JOBS`, else the
+/// machine's available parallelism.
+fn jobs(flag: Option<usize>) -> Result<usize, String> {
+    let n = match flag {
+        Some(n) => n,
+        None => match std::env::var("C11CHECK_JOBS") {
+            Ok(v) => v
+                .trim()
+                .parse()
+                .map_err(|_| format!("C11CHECK_JOBS={v:?} is not a number of worker threads"))?,
+            Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
+    };
+    if n == 0 {
+        return Err("the number of jobs must be at least 1".into());
+    }
+    Ok(n)
 }

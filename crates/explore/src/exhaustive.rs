@@ -41,8 +41,12 @@ use c11check_model::{
     needs_sc_search, Action, Analysis, EventId, ExecutionGraph, ExtensionVerdict,
     LocationCoherence, Model, RmwChain, RmwOp, View, WriteRef,
 };
+use crossbeam_deque::{Injector, Steal};
+use crossbeam_utils::Backoff;
 use smallvec::SmallVec;
 use std::rc::Rc;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::time::Instant;
 
 /// A branch to run: a graph to continue, and possibly a write whose backward
@@ -109,6 +113,12 @@ struct Explorer<'a, D, V> {
     options: Vec<(EventId, bool)>,
     /// The buffers `canonical_source` ranks candidates in.
     canonical: CanonicalScratch,
+    /// The other workers of a parallel exploration, if any.
+    shared: Option<&'a Shared>,
+    /// Executions and blocked ones already added to `Shared::ended`.
+    counted: u64,
+    /// This worker's number in a parallel exploration (0 alone).
+    worker: usize,
 }
 
 /// `canonical_source`'s candidate writes and their quick verdicts, kept
@@ -129,27 +139,8 @@ type Candidate = (EventId, bool, ExtensionVerdict, Option<bool>);
 pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: &mut V) -> Stats {
     let start = Instant::now();
     let g = driver.initial_graph();
-    let mut ex = Explorer {
-        driver,
-        config,
-        visitor,
-        stats: Stats::default(),
-        stack: vec![Pending::Graph(Item { g, written: None })],
-        start,
-        stop: false,
-        ticks: 0,
-        last_progress: std::time::Duration::ZERO,
-        commute: config.commute_refcounts && !config.model.orders_every_location(),
-        refcount_locs: Vec::new(),
-        plain_locs: Vec::new(),
-        sc_fence_seen: false,
-        restart: false,
-        steps: Vec::new(),
-        writes: Vec::new(),
-        candidates: Vec::new(),
-        options: Vec::new(),
-        canonical: CanonicalScratch::default(),
-    };
+    let mut ex = Explorer::new(driver, config, visitor, None, start);
+    ex.stack.push(Pending::Graph(Item { g, written: None }));
     while let Some(item) = ex.next_branch() {
         ex.run(item.g, item.written);
         if ex.restart {
@@ -172,6 +163,235 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
     ex.stats.elapsed = start.elapsed();
     ex.stats
 }
+
+/// What the workers of a parallel exploration share: branches given away
+/// for idle workers to take, and the flags that end the exploration.
+pub(crate) struct Shared {
+    given: Injector<Given>,
+    jobs: usize,
+    /// Workers with no branch of their own (they wait for one given away).
+    idle: AtomicUsize,
+    /// A visitor asked to stop, or a budget ran out.
+    stop: AtomicBool,
+    /// Some worker found that the program observes the order of reference
+    /// counts: the exploration starts over with them as plain RMWs.
+    restart: AtomicBool,
+    /// Executions and blocked executions of all workers (for
+    /// `max_executions`).
+    ended: AtomicU64,
+    /// The workers' statistics so far, for progress reports.
+    progress: std::sync::Mutex<Vec<Stats>>,
+}
+
+impl Shared {
+    /// A branch given away, waiting while every other worker still runs
+    /// some; `None` once every worker is idle and nothing is left (or the
+    /// exploration stops).
+    fn take(&self) -> Option<Item> {
+        let backoff = Backoff::new();
+        self.idle.fetch_add(1, SeqCst);
+        loop {
+            if self.stop.load(SeqCst) || self.restart.load(SeqCst) {
+                return None;
+            }
+            // Busy while it looks, so that the others do not end early.
+            self.idle.fetch_sub(1, SeqCst);
+            loop {
+                match self.given.steal() {
+                    Steal::Success(Given(item)) => return Some(item),
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+            self.idle.fetch_add(1, SeqCst);
+            if self.given.is_empty() && self.idle.load(SeqCst) == self.jobs {
+                return None;
+            }
+            if backoff.is_completed() {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+}
+
+/// [`explore`] on `jobs` worker threads: each makes its own driver and
+/// visitor with `make` and explores branches; a worker whose branches run
+/// out takes one another worker gave away (a worker gives away its oldest
+/// pending branch, the root of its largest subtree, while some worker is
+/// idle). Each branch is a graph of its own, so every execution is still
+/// explored exactly once, by one worker: the counts are a sequential run's.
+/// Returns the summed statistics and the workers' visitors, to be merged
+/// by the caller. With a visitor that stops or `max_executions`, which
+/// executions were explored depends on the workers' timing.
+pub fn explore_parallel<D: Driver, V: Visitor + Send>(
+    jobs: usize,
+    config: &Config,
+    make: &(dyn Fn() -> (D, V) + Sync),
+) -> (Stats, Vec<V>) {
+    let start = Instant::now();
+    let mut config = config.clone();
+    loop {
+        let shared = Shared {
+            given: Injector::new(),
+            jobs: jobs.max(1),
+            idle: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            restart: AtomicBool::new(false),
+            ended: AtomicU64::new(0),
+            progress: std::sync::Mutex::new(vec![Stats::default(); jobs.max(1)]),
+        };
+        let results: Vec<(Stats, V)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..jobs.max(1))
+                .map(|w| {
+                    let (shared, config) = (&shared, &config);
+                    scope.spawn(move || worker(w, shared, config, make, start))
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        if shared.restart.load(SeqCst) {
+            config.commute_refcounts = false;
+            continue;
+        }
+        let mut stats = Stats::default();
+        let mut visitors = Vec::with_capacity(results.len());
+        for (s, v) in results {
+            stats.add(&s);
+            visitors.push(v);
+        }
+        stats.cut |= shared.stop.load(SeqCst) && !shared.given.is_empty();
+        stats.elapsed = start.elapsed();
+        return (stats, visitors);
+    }
+}
+
+/// One worker of [`explore_parallel`]; the first starts from the initial
+/// graph.
+fn worker<D: Driver, V: Visitor>(
+    w: usize,
+    shared: &Shared,
+    config: &Config,
+    make: &(dyn Fn() -> (D, V) + Sync),
+    start: Instant,
+) -> (Stats, V) {
+    let (mut driver, mut visitor) = make();
+    let mut ex = Explorer::new(&mut driver, config, &mut visitor, Some(shared), start);
+    ex.worker = w;
+    if w == 0 {
+        let g = ex.driver.initial_graph();
+        ex.stack.push(Pending::Graph(Item { g, written: None }));
+    }
+    loop {
+        let item = match ex.next_branch() {
+            Some(item) => item,
+            None => match shared.take() {
+                Some(item) => item,
+                None => break,
+            },
+        };
+        ex.run(item.g, item.written);
+        if ex.restart {
+            shared.restart.store(true, SeqCst);
+            break;
+        }
+        if ex.stop || shared.stop.load(SeqCst) || shared.restart.load(SeqCst) {
+            ex.stats.cut |= !ex.stack.is_empty();
+            shared.stop.store(!shared.restart.load(SeqCst), SeqCst);
+            break;
+        }
+        ex.give_away();
+    }
+    ex.stats.elapsed = start.elapsed();
+    let stats = ex.stats.clone();
+    drop(ex);
+    (stats, visitor)
+}
+
+impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
+    fn new(
+        driver: &'a mut D,
+        config: &'a Config,
+        visitor: &'a mut V,
+        shared: Option<&'a Shared>,
+        start: Instant,
+    ) -> Self {
+        Explorer {
+            driver,
+            config,
+            visitor,
+            stats: Stats::default(),
+            stack: Vec::new(),
+            start,
+            stop: false,
+            ticks: 0,
+            last_progress: std::time::Duration::ZERO,
+            commute: config.commute_refcounts && !config.model.orders_every_location(),
+            refcount_locs: Vec::new(),
+            plain_locs: Vec::new(),
+            sc_fence_seen: false,
+            restart: false,
+            steps: Vec::new(),
+            writes: Vec::new(),
+            candidates: Vec::new(),
+            options: Vec::new(),
+            canonical: CanonicalScratch::default(),
+            shared,
+            counted: 0,
+            worker: 0,
+        }
+    }
+
+    /// While some worker is idle, gives away the oldest pending branch (if
+    /// another is left to continue with).
+    fn give_away(&mut self) {
+        let Some(shared) = self.shared else {
+            return;
+        };
+        if shared.idle.load(Relaxed) == 0 || !shared.given.is_empty() || self.stack.len() < 2 {
+            return;
+        }
+        let item = match &mut self.stack[0] {
+            Pending::Graph(_) => match self.stack.remove(0) {
+                Pending::Graph(item) => item,
+                Pending::Sources { .. } => unreachable!(),
+            },
+            Pending::Sources {
+                base,
+                read,
+                sources,
+            } => {
+                // The first source to try last: a branch of its own.
+                let (w, sp) = sources.remove(0);
+                let mut g = (**base).clone();
+                let read = *read;
+                if sources.is_empty() {
+                    self.stack.remove(0);
+                }
+                g.set_rf(read, w);
+                g.update_event(read, |e| e.spurious_fail = sp);
+                let written = g.event(read).is_write().then_some(read);
+                Item { g, written }
+            }
+        };
+        let mut item = item;
+        item.g.detach_caches();
+        shared.given.push(Given(item));
+    }
+}
+
+/// A branch given away to another worker, its graph detached from this
+/// worker's caches.
+struct Given(Item);
+
+// SAFETY: an `ExecutionGraph` is not `Send` only for the `Rc`s of its
+// per-location caches, which `detach_caches` dropped before the branch was
+// wrapped; nothing else in it is shared with the giving thread.
+unsafe impl Send for Given {}
 
 impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// The branch on top of the stack, taken off it.
@@ -225,7 +445,22 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         if now - self.last_progress >= std::time::Duration::from_secs(1) {
             self.last_progress = now;
             self.stats.elapsed = now;
-            self.visitor.progress(&self.stats);
+            match self.shared {
+                // Every worker records its statistics; the first reports
+                // the sum.
+                Some(shared) => {
+                    let mut all = shared.progress.lock().unwrap_or_else(|e| e.into_inner());
+                    all[self.worker] = self.stats.clone();
+                    if self.worker == 0 {
+                        let mut sum = Stats::default();
+                        all.iter().for_each(|s| sum.add(s));
+                        sum.elapsed = now;
+                        drop(all);
+                        self.visitor.progress(&sum);
+                    }
+                }
+                None => self.visitor.progress(&self.stats),
+            }
         }
         self.stop
     }
@@ -1193,10 +1428,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             };
             keep_going &= self.visitor.visit(&exec);
         }
-        let over_count = self
-            .config
-            .max_executions
-            .is_some_and(|m| self.stats.executions + self.stats.blocked >= m);
+        let ended = match self.shared {
+            Some(shared) => {
+                let n = self.stats.executions + self.stats.blocked - self.counted;
+                self.counted += n;
+                shared.ended.fetch_add(n, Relaxed) + n
+            }
+            None => self.stats.executions + self.stats.blocked,
+        };
+        let over_count = self.config.max_executions.is_some_and(|m| ended >= m);
         let over_time = self
             .config
             .time_budget

@@ -260,6 +260,21 @@ pub struct Stats {
 }
 
 /// Why an execution is not a normal complete one.
+impl Stats {
+    /// Adds `other`'s counts to these (the longer time; cut if either was).
+    pub fn add(&mut self, other: &Stats) {
+        self.executions += other.executions;
+        self.blocked += other.blocked;
+        self.bound_hits += other.bound_hits;
+        self.dead_ends += other.dead_ends;
+        self.revisits += other.revisits;
+        self.over_bound += other.over_bound;
+        self.bound_pruned += other.bound_pruned;
+        self.cut |= other.cut;
+        self.elapsed = self.elapsed.max(other.elapsed);
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Ending {
     /// Every thread finished.

@@ -32,6 +32,9 @@ pub struct RunOptions {
     /// Explore only the executions some schedule reaches with at most this
     /// many preemptions (see `c11check_explore::bound`).
     pub preemption_bound: Option<u32>,
+    /// Worker threads of an exhaustive run (`run_test` only; 1: this
+    /// thread alone). The counts and states do not depend on it.
+    pub jobs: usize,
 }
 
 impl Default for RunOptions {
@@ -45,6 +48,7 @@ impl Default for RunOptions {
             live: true,
             refcount_order_from_file: true,
             preemption_bound: None,
+            jobs: 1,
         }
     }
 }
@@ -276,7 +280,47 @@ pub fn state_of(
 
 /// Explores every execution of `test` and summarises them.
 pub fn run_test(test: &LitmusTest, opts: &RunOptions) -> TestReport {
+    if opts.jobs > 1 && opts.random.is_none() {
+        return run_test_parallel(test, opts);
+    }
     run_test_with(test, opts, &mut |_, _| {})
+}
+
+/// The explorer's configuration for `test` under `opts`.
+fn explorer_config(test: &LitmusTest, opts: &RunOptions, keys: &[Key]) -> Config {
+    let mut config = Config::new(opts.model);
+    config.observed = observed_locs(test, keys);
+    config.max_executions = opts.max_executions;
+    config.time_budget = opts.time_budget;
+    config.commute_refcounts = !(opts.refcount_order_from_file && test.refcount_order_observable);
+    config.preemption_bound = opts.preemption_bound;
+    config
+}
+
+/// [`run_test`]'s exhaustive run on `opts.jobs` worker threads, each with
+/// its own interpreter and tally, merged at the end.
+fn run_test_parallel(test: &LitmusTest, opts: &RunOptions) -> TestReport {
+    let keys = state_keys(test);
+    let config = explorer_config(test, opts, &keys);
+    let program = || LitmusProgram {
+        test,
+        loop_bound: opts.loop_bound,
+    };
+    let make = || {
+        let visitor = TallyVisitor {
+            tally: Tally::default(),
+            test,
+            keys: &keys,
+            replayer: program(),
+        };
+        (program(), visitor)
+    };
+    let (stats, visitors) = exhaustive::explore_parallel(opts.jobs, &config, &make);
+    let mut tally = Tally::default();
+    for v in visitors {
+        tally.merge(v.tally);
+    }
+    report(test, opts, keys.clone(), tally, stats)
 }
 
 /// Like [`run_test`], also handing each execution and its state to `inspect`
@@ -300,13 +344,7 @@ pub fn run_test_inspecting(
     restarted: &mut dyn FnMut(),
 ) -> TestReport {
     let keys = state_keys(test);
-    let observed = observed_locs(test, &keys);
-    let mut config = Config::new(opts.model);
-    config.observed = observed;
-    config.max_executions = opts.max_executions;
-    config.time_budget = opts.time_budget;
-    config.commute_refcounts = !(opts.refcount_order_from_file && test.refcount_order_observable);
-    config.preemption_bound = opts.preemption_bound;
+    let config = explorer_config(test, opts, &keys);
     let mut program = LitmusProgram {
         test,
         loop_bound: opts.loop_bound,
@@ -317,54 +355,8 @@ pub fn run_test_inspecting(
     };
     let tally = RefCell::new(Tally::default());
     let visit = |ex: &Execution<'_>| {
-        if !tally.borrow().race {
-            if let Some(&(a, b)) = ex.analysis.races().first() {
-                let mut t = tally.borrow_mut();
-                t.race = true;
-                t.race_between = Some(describe_race(test, ex.graph, a, b));
-            }
-        }
-        if ex.ending != Ending::Complete {
-            inspect(ex, &[]);
-            return true;
-        }
-        let ends: Vec<Vec<Value>> = (0..test.threads.len() as u32)
-            .map(|t| {
-                replayer
-                    .replay(ex.graph, t)
-                    .map(|e| e.locals)
-                    .unwrap_or_default()
-            })
-            .collect();
-        let locals = |t: u32, r: &str| -> Value {
-            let th = &test.threads[t as usize];
-            th.locals
-                .iter()
-                .position(|l| l == r)
-                .and_then(|i| ends[t as usize].get(i).copied())
-                .unwrap_or(0)
-        };
-        let final_loc = |l: Loc| -> Value {
-            let w = ex
-                .finals
-                .iter()
-                .find(|(fl, _)| *fl == l)
-                .map(|(_, w)| *w)
-                .unwrap();
-            ex.graph.written_value(w)
-        };
-        let vals = state_of(test, &keys, &locals, &final_loc);
-        let holds = test.condition.prop.eval(&|k: &Key| {
-            let i = keys.iter().position(|x| x == k).unwrap();
-            vals[i]
-        });
+        let vals = tally.borrow_mut().count(test, &keys, &replayer, ex);
         inspect(ex, &vals);
-        let mut t = tally.borrow_mut();
-        match holds {
-            true => t.positive += 1,
-            false => t.negative += 1,
-        }
-        *t.states.entry(vals).or_insert(0) += 1;
         true
     };
     let mut visit = Restartable {
@@ -411,13 +403,24 @@ pub fn run_test_inspecting(
             &mut visit,
         ),
     };
+    report(test, opts, keys, tally.into_inner(), stats)
+}
+
+/// The report of a run that counted `tally`.
+fn report(
+    test: &LitmusTest,
+    opts: &RunOptions,
+    keys: Vec<Key>,
+    tally: Tally,
+    stats: Stats,
+) -> TestReport {
     let Tally {
         states,
         positive,
         negative,
         race,
         race_between,
-    } = tally.into_inner();
+    } = tally;
     let ok = match test.condition.quantifier {
         Quantifier::Exists => positive > 0,
         Quantifier::NotExists => positive == 0,
@@ -479,6 +482,96 @@ struct Tally {
     negative: u64,
     race: bool,
     race_between: Option<String>,
+}
+
+impl Tally {
+    /// Counts one execution: its final state (empty for one that did not
+    /// complete), whether the condition holds there, the first race.
+    fn count(
+        &mut self,
+        test: &LitmusTest,
+        keys: &[Key],
+        replayer: &LitmusProgram<'_>,
+        ex: &Execution<'_>,
+    ) -> Vec<Value> {
+        // The race named is the first in text order of all executions',
+        // whatever order they were explored in (by one worker or several).
+        if let Some(&(a, b)) = ex.analysis.races().first() {
+            self.race = true;
+            let this = describe_race(test, ex.graph, a, b);
+            if self.race_between.as_ref().is_none_or(|r| this < *r) {
+                self.race_between = Some(this);
+            }
+        }
+        if ex.ending != Ending::Complete {
+            return Vec::new();
+        }
+        let ends: Vec<Vec<Value>> = (0..test.threads.len() as u32)
+            .map(|t| {
+                replayer
+                    .replay(ex.graph, t)
+                    .map(|e| e.locals)
+                    .unwrap_or_default()
+            })
+            .collect();
+        let locals = |t: u32, r: &str| -> Value {
+            let th = &test.threads[t as usize];
+            th.locals
+                .iter()
+                .position(|l| l == r)
+                .and_then(|i| ends[t as usize].get(i).copied())
+                .unwrap_or(0)
+        };
+        let final_loc = |l: Loc| -> Value {
+            let w = ex
+                .finals
+                .iter()
+                .find(|(fl, _)| *fl == l)
+                .map(|(_, w)| *w)
+                .unwrap();
+            ex.graph.written_value(w)
+        };
+        let vals = state_of(test, keys, &locals, &final_loc);
+        let holds = test.condition.prop.eval(&|k: &Key| {
+            let i = keys.iter().position(|x| x == k).unwrap();
+            vals[i]
+        });
+        match holds {
+            true => self.positive += 1,
+            false => self.negative += 1,
+        }
+        *self.states.entry(vals.clone()).or_insert(0) += 1;
+        vals
+    }
+
+    /// Adds another worker's tally.
+    fn merge(&mut self, other: Tally) {
+        for (state, n) in other.states {
+            *self.states.entry(state).or_insert(0) += n;
+        }
+        self.positive += other.positive;
+        self.negative += other.negative;
+        self.race |= other.race;
+        self.race_between = match (self.race_between.take(), other.race_between) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// One worker's visitor in a parallel run: its tally.
+struct TallyVisitor<'a> {
+    tally: Tally,
+    test: &'a LitmusTest,
+    keys: &'a [Key],
+    replayer: LitmusProgram<'a>,
+}
+
+impl Visitor for TallyVisitor<'_> {
+    fn visit(&mut self, ex: &Execution<'_>) -> bool {
+        self.tally.count(self.test, self.keys, &self.replayer, ex);
+        true
+    }
 }
 
 /// A visitor that forgets what it counted when the exploration starts over

@@ -305,3 +305,87 @@ fn location_clock_witnesses_with_seq_cst_are_real_on_the_suite() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(found, not_robust, "witnesses with SeqCst accesses missed");
 }
+
+#[test]
+fn parallel_runs_equal_the_sequential_run() {
+    // Every test of the bundled suite and of the conformance suite, under
+    // each model, on 2 to 4 workers: the same executions (by count, also
+    // blocked ones), the same final states with the same multiplicities,
+    // the same race. Workers give branches away only while another is
+    // idle, so 4 workers on this 2-core machine hand work back and forth
+    // more than 2 do.
+    let dirs = [
+        common::workspace_root().join("litmus"),
+        common::conformance_dir(),
+    ];
+    let mut compared = 0;
+    for dir in dirs {
+        for f in common::litmus_files(&dir) {
+            let Ok(test) = load(&f) else { continue };
+            for model in [Model::Cpp20, Model::Rc11, Model::Sc] {
+                let opts = RunOptions {
+                    model,
+                    ..Default::default()
+                };
+                let one = run_test(&test, &opts);
+                for jobs in 2..=4 {
+                    let many = run_test(
+                        &test,
+                        &RunOptions {
+                            jobs,
+                            ..opts.clone()
+                        },
+                    );
+                    let what = format!("{} under {model:?} on {jobs} workers", f.display());
+                    assert_eq!(
+                        (many.stats.executions, many.stats.blocked),
+                        (one.stats.executions, one.stats.blocked),
+                        "{what}"
+                    );
+                    assert_eq!(many.states, one.states, "{what}");
+                    assert_eq!(many.race_between, one.race_between, "{what}");
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 600, "only {compared} runs compared");
+    // Programs big enough that every worker gets branches given away: 3 x 4
+    // fetch_adds (34,650 orders of the RMW chain), and a message-passing
+    // ring with races on plain data.
+    let rmw = |n: usize, k: usize| {
+        let mut s = String::from("C rmw\n{ [x] = 0; }\n");
+        for t in 0..n {
+            s += &format!("P{t} (atomic_int* x) {{\n");
+            for i in 0..k {
+                s += &format!(
+                    "  int r{i} = atomic_fetch_add_explicit(x, 1, memory_order_relaxed);\n"
+                );
+            }
+            s += "}\n";
+        }
+        s + "exists (x=0)\n"
+    };
+    let ring = "C ring\n{ [x] = 0; [y] = 0; [z] = 0; [d] = 0; }\n\
+        P0 (atomic_int* x, atomic_int* y, int* d) {\n  *d = 1;\n  atomic_store_explicit(x, 1, memory_order_relaxed);\n  int r0 = atomic_load_explicit(y, memory_order_relaxed);\n  int r1 = atomic_load_explicit(y, memory_order_relaxed);\n}\n\
+        P1 (atomic_int* y, atomic_int* z, int* d) {\n  atomic_store_explicit(y, 1, memory_order_release);\n  int r0 = atomic_load_explicit(z, memory_order_acquire);\n  int r1 = *d;\n}\n\
+        P2 (atomic_int* z, atomic_int* x) {\n  atomic_store_explicit(z, 1, memory_order_relaxed);\n  int r0 = atomic_load_explicit(x, memory_order_relaxed);\n  atomic_store_explicit(z, 2, memory_order_release);\n}\n\
+        exists (x=1)\n";
+    for src in [rmw(3, 4), ring.to_string()] {
+        let test = c11check_litmus::parser::parse(&src).unwrap_or_else(|e| panic!("{e:?}"));
+        let opts = RunOptions::default();
+        let one = run_test(&test, &opts);
+        for jobs in [2, 3] {
+            let many = run_test(
+                &test,
+                &RunOptions {
+                    jobs,
+                    ..opts.clone()
+                },
+            );
+            assert_eq!(many.stats.executions, one.stats.executions, "{src}");
+            assert_eq!(many.states, one.states, "{src}");
+            assert_eq!(many.race_between, one.race_between, "{src}");
+        }
+    }
+}

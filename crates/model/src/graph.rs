@@ -117,6 +117,14 @@ impl ExecutionGraph {
         }
     }
 
+    /// Drops the per-location caches of the consistency memo (kept
+    /// behind `Rc`s shared with other graphs of this thread): what is left
+    /// belongs to this graph alone, and the caches are rebuilt on demand.
+    /// The parallel explorer does this before a graph changes threads.
+    pub fn detach_caches(&mut self) {
+        self.memo.0.get_mut().locs = Default::default();
+    }
+
     #[inline]
     pub fn num_locs(&self) -> usize {
         self.init.len()
