@@ -140,6 +140,9 @@ fn config() -> RunConfig {
         robustness: std::env::var("C11CHECK_ROBUSTNESS").is_ok_and(|v| v.trim() != "0"),
         repair: std::env::var("C11CHECK_REPAIR").map_or(true, |v| v.trim() != "0"),
         strengthen: Vec::new(),
+        // The program's globals are one copy in this process: its workers
+        // would share them.
+        jobs: 1,
     }
 }
 

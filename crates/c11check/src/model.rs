@@ -99,6 +99,16 @@ pub struct Builder {
     /// report one with which the whole check passes (at most 256 re-runs and
     /// 30 s). On by default; `C11CHECK_REPAIR=0` turns it off.
     pub repair: bool,
+    /// Worker threads of an exhaustive run (at most 64). 1 by default:
+    /// workers run the closure at once on several OS threads, so a test may
+    /// run on more only if nothing in it outlives an execution: no static
+    /// c11check object (atomic, `OnceLock`, `LazyLock`, `lazy_static!`) and
+    /// none captured by the closure (c11check stops with a report naming
+    /// `jobs(1)` when workers share one), and no std static or thread-local
+    /// the closure's code changes. The same executions are explored with
+    /// any number; with a bug, the one reported may differ (its replay runs
+    /// on one worker). `C11CHECK_JOBS`.
+    pub jobs: usize,
 }
 
 impl Default for Builder {
@@ -148,6 +158,7 @@ impl Builder {
             preemption_bound: env("C11CHECK_PREEMPTIONS"),
             robustness: std::env::var("C11CHECK_ROBUSTNESS").is_ok_and(|v| v.trim() != "0"),
             repair: std::env::var("C11CHECK_REPAIR").map_or(true, |v| v.trim() != "0"),
+            jobs: env("C11CHECK_JOBS").unwrap_or(1),
         }
     }
 
@@ -233,6 +244,18 @@ impl Builder {
         self.preemption_bound = Some(k);
         self
     }
+    /// Sets [`Builder::jobs`].
+    ///
+    /// # Panics
+    /// With 0, or more than 64.
+    pub fn jobs(mut self, n: usize) -> Self {
+        assert!(
+            (1..=64).contains(&n),
+            "c11check: jobs({n}): a run takes 1 to 64 worker threads"
+        );
+        self.jobs = n;
+        self
+    }
     /// Sets [`Builder::robustness`].
     pub fn robustness(mut self) -> Self {
         self.robustness = true;
@@ -286,6 +309,7 @@ impl Builder {
             robustness: self.robustness,
             repair: self.repair,
             strengthen: Vec::new(),
+            jobs: self.jobs,
         }
     }
 

@@ -222,14 +222,16 @@ impl Shared {
 /// pending branch, the root of its largest subtree, while some worker is
 /// idle). Each branch is a graph of its own, so every execution is still
 /// explored exactly once, by one worker: the counts are a sequential run's.
-/// Returns the summed statistics and the workers' visitors, to be merged
-/// by the caller. With a visitor that stops or `max_executions`, which
+/// Returns the summed statistics and what `finish` made of each worker's
+/// visitor (on the worker's thread, before its driver is dropped), to be
+/// merged by the caller. With a visitor that stops or `max_executions`, which
 /// executions were explored depends on the workers' timing.
-pub fn explore_parallel<D: Driver, V: Visitor + Send>(
+pub fn explore_parallel<D: Driver, V: Visitor, R: Send>(
     jobs: usize,
     config: &Config,
     make: &(dyn Fn() -> (D, V) + Sync),
-) -> (Stats, Vec<V>) {
+    finish: &(dyn Fn(V) -> R + Sync),
+) -> (Stats, Vec<R>) {
     let start = Instant::now();
     let mut config = config.clone();
     loop {
@@ -242,11 +244,11 @@ pub fn explore_parallel<D: Driver, V: Visitor + Send>(
             ended: AtomicU64::new(0),
             progress: std::sync::Mutex::new(vec![Stats::default(); jobs.max(1)]),
         };
-        let results: Vec<(Stats, V)> = std::thread::scope(|scope| {
+        let results: Vec<(Stats, R)> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..jobs.max(1))
                 .map(|w| {
                     let (shared, config) = (&shared, &config);
-                    scope.spawn(move || worker(w, shared, config, make, start))
+                    scope.spawn(move || worker(w, shared, config, make, finish, start))
                 })
                 .collect();
             workers
@@ -272,13 +274,14 @@ pub fn explore_parallel<D: Driver, V: Visitor + Send>(
 
 /// One worker of [`explore_parallel`]; the first starts from the initial
 /// graph.
-fn worker<D: Driver, V: Visitor>(
+fn worker<D: Driver, V: Visitor, R>(
     w: usize,
     shared: &Shared,
     config: &Config,
     make: &(dyn Fn() -> (D, V) + Sync),
+    finish: &(dyn Fn(V) -> R + Sync),
     start: Instant,
-) -> (Stats, V) {
+) -> (Stats, R) {
     let (mut driver, mut visitor) = make();
     let mut ex = Explorer::new(&mut driver, config, &mut visitor, Some(shared), start);
     ex.worker = w;
@@ -309,7 +312,9 @@ fn worker<D: Driver, V: Visitor>(
     ex.stats.elapsed = start.elapsed();
     let stats = ex.stats.clone();
     drop(ex);
-    (stats, visitor)
+    let result = finish(visitor);
+    drop(driver);
+    (stats, result)
 }
 
 impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {

@@ -315,10 +315,11 @@ fn run_test_parallel(test: &LitmusTest, opts: &RunOptions) -> TestReport {
         };
         (program(), visitor)
     };
-    let (stats, visitors) = exhaustive::explore_parallel(opts.jobs, &config, &make);
+    let (stats, tallies) =
+        exhaustive::explore_parallel(opts.jobs, &config, &make, &|v: TallyVisitor| v.tally);
     let mut tally = Tally::default();
-    for v in visitors {
-        tally.merge(v.tally);
+    for t in tallies {
+        tally.merge(t);
     }
     report(test, opts, keys.clone(), tally, stats)
 }

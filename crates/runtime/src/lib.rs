@@ -238,8 +238,40 @@ pub(crate) type Made = (&'static str, Site);
 /// Execution generations: a binding made in another execution is stale.
 static GENERATION: AtomicU32 = AtomicU32::new(1);
 
+/// The most workers of a parallel exploration.
+pub const MAX_JOBS: u32 = 64;
+
+thread_local! {
+    /// This OS thread's number when it is a worker of a parallel
+    /// exploration.
+    static WORKER: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// Makes this OS thread worker `w` of a parallel exploration (`None`: no
+/// longer one).
+pub(crate) fn set_worker(w: Option<u32>) {
+    WORKER.with(|c| c.set(w));
+}
+
 pub(crate) fn next_generation() -> u32 {
     GENERATION.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Panics with what to do when a parallel worker uses an object bound in
+/// an earlier execution: one that outlives executions (a static, or one
+/// captured by the model's closure), which the workers would share. (On
+/// its first use in a run it is unbound: the second execution that uses it
+/// stops, on whichever worker, so the verdict does not depend on which
+/// worker ran what.)
+fn refuse_shared_object(cell: &LocCell) {
+    if WORKER.with(|c| c.get()).is_none() {
+        return;
+    }
+    if cell.packed.load(Ordering::Relaxed) >> 32 != 0 {
+        panic!(
+            "c11check: a c11check object made outside the model's executions (a static atomic,              `OnceLock`, `LazyLock`, `lazy_static!`, or one captured by the model's closure) is              used by several parallel workers (`Builder::jobs` / C11CHECK_JOBS above 1), which              would share its state: run this test on one worker (`jobs(1)`), or make the object              inside the closure"
+        );
+    }
 }
 
 impl LocCell {
@@ -859,11 +891,14 @@ pub fn access(
             bind: None,
             site,
         }),
-        None => suspend(Request::Act {
-            action: action(Loc(u32::MAX)),
-            bind: Some((cell as *const LocCell, init)),
-            site,
-        }),
+        None => {
+            refuse_shared_object(cell);
+            suspend(Request::Act {
+                action: action(Loc(u32::MAX)),
+                bind: Some((cell as *const LocCell, init)),
+                site,
+            })
+        }
     }
 }
 

@@ -70,6 +70,9 @@ pub struct RunConfig {
     pub repair: bool,
     /// Strengthenings applied to accesses by site (a candidate repair).
     pub strengthen: Vec<(crate::Site, crate::Strengthen)>,
+    /// Worker threads of an exhaustive run (1: this thread alone; at most
+    /// [`crate::MAX_JOBS`]). See `explore_parallel`.
+    pub jobs: usize,
 }
 
 impl Default for RunConfig {
@@ -92,6 +95,7 @@ impl Default for RunConfig {
             robustness: false,
             repair: true,
             strengthen: Vec::new(),
+            jobs: 1,
         }
     }
 }
@@ -140,15 +144,10 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         _ => {}
     }
     let _watchdog = crate::watchdog::watch();
-    let mut driver = FiberDriver::new(main.clone(), cfg.runtime.clone());
-    driver.shared.borrow_mut().strong_cas = !cfg.spurious_failures;
-    driver.shared.borrow_mut().ignore_races = !cfg.report_races;
-    driver.shared.borrow_mut().ignore_livelocks = !cfg.report_livelocks;
-    driver.shared.borrow_mut().check_robustness = cfg.robustness;
-    if !cfg.strengthen.is_empty() {
-        crate::STRENGTHENING.store(true, std::sync::atomic::Ordering::Relaxed);
-        driver.shared.borrow_mut().strengthen = cfg.strengthen.clone();
+    if cfg.jobs > 1 && cfg.strategy == Strategy::Exhaustive && cfg.replay.is_none() {
+        return run_parallel(main, cfg);
     }
+    let mut driver = new_driver(&main, cfg);
     driver.enter();
     let state = driver.state();
     let mut found: Option<Box<Report>> = None;
@@ -217,11 +216,159 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     };
     let candidates = crate::robust::take_candidates();
     driver.leave();
+    finish_run(&main, cfg, found, candidates, result)
+}
+
+/// A driver for `main` set up as `cfg` asks (not yet entered).
+fn new_driver(main: &Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> FiberDriver {
+    let driver = FiberDriver::new(main.clone(), cfg.runtime.clone());
+    {
+        let mut s = driver.shared.borrow_mut();
+        s.strong_cas = !cfg.spurious_failures;
+        s.ignore_races = !cfg.report_races;
+        s.ignore_livelocks = !cfg.report_livelocks;
+        s.check_robustness = cfg.robustness;
+        if !cfg.strengthen.is_empty() {
+            crate::STRENGTHENING.store(true, std::sync::atomic::Ordering::Relaxed);
+            s.strengthen = cfg.strengthen.clone();
+        }
+    }
+    driver
+}
+
+/// The driver of one worker of a parallel run: entered on the worker's
+/// thread when made, left when dropped there.
+struct WorkerDriver(FiberDriver);
+
+impl c11check_explore::Driver for WorkerDriver {
+    fn initial_graph(&mut self) -> c11check_model::ExecutionGraph {
+        self.0.initial_graph()
+    }
+    fn next_action(
+        &mut self,
+        g: &mut c11check_model::ExecutionGraph,
+        t: u32,
+    ) -> c11check_model::Action {
+        self.0.next_action(g, t)
+    }
+    fn begin(&mut self, g: &mut c11check_model::ExecutionGraph) {
+        self.0.begin(g)
+    }
+}
+
+impl Drop for WorkerDriver {
+    fn drop(&mut self) {
+        self.0.leave();
+        crate::set_worker(None);
+    }
+}
+
+/// One worker's visitor: the bug it found, if any, and progress lines
+/// (worker 0's, with every worker's counts).
+struct WorkerVisitor {
+    state: ExecutionState,
+    found: Option<Box<Report>>,
+    count: u64,
+    progress: ProgressVisitor<fn(&Execution<'_>) -> bool>,
+}
+
+impl c11check_explore::Visitor for WorkerVisitor {
+    fn visit(&mut self, ex: &Execution<'_>) -> bool {
+        self.count += 1;
+        let Some(failure) = judge(ex, &self.state) else {
+            return true;
+        };
+        let full = ex
+            .analysis
+            .is_partial()
+            .then(|| Analysis::new(ex.graph, ex.analysis.model).ok())
+            .flatten();
+        let a = full.as_ref().unwrap_or(ex.analysis);
+        self.found = Some(Box::new(make_report(
+            ex.graph,
+            Some(a),
+            failure,
+            &self.state,
+            self.count,
+        )));
+        false
+    }
+    fn progress(&mut self, stats: &Stats) {
+        self.progress.progress(stats);
+    }
+}
+
+/// [`run`]'s exhaustive exploration on `cfg.jobs` worker threads, each
+/// with its own fiber runtime. When workers find bugs, the report kept is
+/// the one whose replay string is first in text order (which one is found
+/// first depends on timing; each replays on one worker). Its execution
+/// number counts that worker's executions only.
+fn run_parallel(
+    main: Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+) -> Result<Summary, Box<Report>> {
+    let jobs = cfg.jobs.min(crate::MAX_JOBS as usize);
+    let config = Config {
+        model: cfg.model,
+        observed: Vec::new(),
+        max_executions: cfg.max_executions,
+        time_budget: cfg.time_budget,
+        commute_refcounts: true,
+        preemption_bound: cfg.preemption_bound,
+    };
+    let next_worker = std::sync::atomic::AtomicU32::new(0);
+    let make = || {
+        crate::set_worker(Some(
+            next_worker.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        ));
+        let driver = new_driver(&main, cfg);
+        driver.enter();
+        let visitor = WorkerVisitor {
+            state: driver.state(),
+            found: None,
+            count: 0,
+            progress: ProgressVisitor {
+                judge: (|_| true) as fn(&Execution<'_>) -> bool,
+                every: Duration::from_secs(if cfg.progress { 1 } else { 10 }),
+                last: Duration::ZERO,
+                printed: false,
+            },
+        };
+        (WorkerDriver(driver), visitor)
+    };
+    let finish = |v: WorkerVisitor| (v.found, crate::robust::take_candidates());
+    let (stats, results) = exhaustive::explore_parallel(jobs, &config, &make, &finish);
+    let (found, candidates) = results
+        .into_iter()
+        .filter(|(found, _)| found.is_some())
+        .min_by(|a, b| {
+            a.0.as_ref()
+                .map(|r| &r.replay)
+                .cmp(&b.0.as_ref().map(|r| &r.replay))
+        })
+        .unwrap_or_default();
+    let summary = Summary {
+        blocked: stats.blocked,
+        stats,
+        behaviours: None,
+        operations: None,
+    };
+    finish_run(&main, cfg, found, candidates, Ok(summary))
+}
+
+/// The end of a run: the report with its repair, or the summary.
+fn finish_run(
+    main: &Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+    found: Option<Box<Report>>,
+    candidates: Vec<(crate::Site, crate::Strengthen)>,
+    result: Result<Summary, String>,
+) -> Result<Summary, Box<Report>> {
     if let Some(mut r) = found {
         if r.failure.kind == FailureKind::NotRobust && cfg.repair && cfg.replay.is_none() {
             r.failure
                 .message
-                .push_str(&crate::robust::repair_text(&main, cfg, &candidates));
+                .push_str(&crate::robust::repair_text(main, cfg, &candidates));
         } else {
             // A repair's re-run: its caller learns the new cycle's candidates.
             crate::robust::stash_candidates(candidates);
