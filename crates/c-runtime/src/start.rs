@@ -143,6 +143,7 @@ fn config() -> RunConfig {
         // The program's globals are one copy in this process: its workers
         // would share them.
         jobs: 1,
+        shard: setting("C11CHECK_SHARD"),
     }
 }
 

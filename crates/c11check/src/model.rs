@@ -109,6 +109,11 @@ pub struct Builder {
     /// any number; with a bug, the one reported may differ (its replay runs
     /// on one worker). `C11CHECK_JOBS`.
     pub jobs: usize,
+    /// Explore only shard `I/N` of the executions (exhaustive runs): the
+    /// shards `1/N` … `N/N`, run anywhere (a CI matrix, `cargo nextest
+    /// --partition`-style jobs), together explore each execution exactly
+    /// once. `C11CHECK_SHARD=I/N`.
+    pub shard: Option<c11check_runtime::Shard>,
 }
 
 impl Default for Builder {
@@ -159,6 +164,10 @@ impl Builder {
             robustness: std::env::var("C11CHECK_ROBUSTNESS").is_ok_and(|v| v.trim() != "0"),
             repair: std::env::var("C11CHECK_REPAIR").map_or(true, |v| v.trim() != "0"),
             jobs: env("C11CHECK_JOBS").unwrap_or(1),
+            shard: std::env::var("C11CHECK_SHARD").ok().map(|v| {
+                v.parse()
+                    .unwrap_or_else(|e| panic!("c11check: C11CHECK_SHARD: {e}"))
+            }),
         }
     }
 
@@ -256,6 +265,21 @@ impl Builder {
         self.jobs = n;
         self
     }
+    /// Sets [`Builder::shard`]: shard `index` (from 1) of `count`.
+    ///
+    /// # Panics
+    /// Unless `1 <= index <= count`.
+    pub fn shard(mut self, index: u32, count: u32) -> Self {
+        assert!(
+            index >= 1 && index <= count,
+            "c11check: shard({index}, {count}): shards are 1 to count"
+        );
+        self.shard = Some(c11check_runtime::Shard {
+            index: index - 1,
+            count,
+        });
+        self
+    }
     /// Sets [`Builder::robustness`].
     pub fn robustness(mut self) -> Self {
         self.robustness = true;
@@ -310,6 +334,7 @@ impl Builder {
             repair: self.repair,
             strengthen: Vec::new(),
             jobs: self.jobs,
+            shard: self.shard,
         }
     }
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod merge;
 mod programs;
 
 #[derive(Parser)]
@@ -49,6 +50,10 @@ enum Command {
     /// Check a program built with `c11check cc`: explore its executions and
     /// report the first bug. Exit status 0: no bug, 1: a bug, 2: bad usage.
     Run(programs::RunArgs),
+    /// Add up the `--json` summaries of a run's shards (`--shard I/N` on
+    /// several machines) into the one summary of the whole run. Exit
+    /// status 2 when a shard is missing, given twice, or not a summary.
+    Merge(merge::MergeArgs),
     /// Make the runtime's static library (for linking by hand: `cc prog.o
     /// libc11check_rt.a -pthread -ldl -lgcc_s -lm`) and print its path.
     StaticRuntime {
@@ -87,6 +92,12 @@ struct LitmusArgs {
     /// most this many times (loom's and GenMC's context bound).
     #[arg(long, value_name = "K", conflicts_with = "random")]
     preemption_bound: Option<u32>,
+    /// Explore only shard I of N (from 1): the shards 1/N … N/N, run on
+    /// as many machines (a CI matrix), together explore each execution
+    /// exactly once; `c11check merge` adds up their `--json` summaries.
+    /// Default: `C11CHECK_SHARD`.
+    #[arg(long, value_name = "I/N", conflicts_with_all = ["random", "robustness"])]
+    shard: Option<c11check_litmus::Shard>,
     /// Worker threads of an exhaustive run (default: `C11CHECK_JOBS`, else
     /// the machine's available parallelism). Counts and states are the
     /// same with any number.
@@ -190,6 +201,19 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         live: !args.graph,
         refcount_order_from_file: true,
         preemption_bound: args.preemption_bound,
+        shard: match args.shard {
+            Some(s) => Some(s),
+            None => match std::env::var("C11CHECK_SHARD") {
+                Ok(v) => match v.parse() {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        eprintln!("c11check: C11CHECK_SHARD: {e}");
+                        return ExitCode::from(2);
+                    }
+                },
+                Err(_) => None,
+            },
+        },
         jobs: match jobs(args.jobs) {
             Ok(n) => n,
             Err(e) => {
@@ -317,6 +341,8 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             run_test(&test, &opts)
         };
         let expectation: Option<Result<Expectation, String>> = match &args.expected {
+            // A shard sees part of the states: `c11check merge` adds them up.
+            _ if opts.shard.is_some() => None,
             Some(dir) => herd_expectation(root, f, dir),
             None => std::fs::read_to_string(f)
                 .ok()
@@ -403,6 +429,7 @@ fn main() -> ExitCode {
         Command::Cc { args } => programs::cc(args, false),
         Command::Cxx { args } => programs::cc(args, true),
         Command::Run(a) => programs::run_program(a),
+        Command::Merge(a) => merge::merge(a),
         Command::StaticRuntime { output } => programs::static_runtime_command(output),
     }
 }

@@ -254,3 +254,71 @@ fn compare_lists_the_outcomes_only_one_model_allows() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown model 'power'"), "{err}");
 }
+
+/// The JSON lines of a run, by test name.
+fn by_name(out: &str) -> std::collections::BTreeMap<String, serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .map(|v| (v["name"].as_str().unwrap().to_string(), v))
+        .collect()
+}
+
+#[test]
+fn merged_shards_are_the_whole_run() {
+    let dir = std::env::temp_dir().join(format!("c11check-merge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = "litmus/".to_string();
+    let (code, whole, err) = c11check(&["litmus", "--json", "-j", "1", &suite]);
+    assert_eq!(code, 0, "{err}");
+    let whole = by_name(&whole);
+    let mut files = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        let (code, out, err) =
+            c11check(&["litmus", "--json", "-j", "2", "--shard", &shard, &suite]);
+        assert_eq!(code, 0, "{err}");
+        let f = dir.join(format!("shard{i}.json"));
+        std::fs::write(&f, out).unwrap();
+        files.push(f.display().to_string());
+    }
+    let args = |fs: &[&String]| {
+        let mut a = vec!["merge", "--json"];
+        a.extend(fs.iter().map(|s| s.as_str()));
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let all: Vec<&String> = files.iter().collect();
+    let a = args(&all);
+    let (code, merged, err) = c11check(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    let merged = by_name(&merged);
+    assert_eq!(merged.len(), whole.len());
+    for (name, w) in &whole {
+        let m = &merged[name];
+        for k in [
+            "executions",
+            "blocked",
+            "states",
+            "state_counts",
+            "ok",
+            "observation",
+            "race",
+            "race_between",
+        ] {
+            assert_eq!(m[k], w[k], "{name}: {k}");
+        }
+        assert_eq!(m["shards"], 3, "{name}");
+    }
+    // A shard missing, or one given twice: no merged counts, and why.
+    let a = args(&[&files[0], &files[2]]);
+    let (code, _, err) = c11check(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("shard 2/3 missing"), "{err}");
+    let a = args(&[&files[0], &files[1], &files[2], &files[1]]);
+    let (code, _, err) = c11check(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("shard 2/3 given twice"), "{err}");
+    // Not a shard spec.
+    let (code, _, err) = c11check(&["litmus", "--shard", "4/3", &suite]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not a shard"), "{err}");
+}

@@ -54,6 +54,42 @@ use std::time::Instant;
 struct Item {
     g: ExecutionGraph,
     written: Option<EventId>,
+    path: Path,
+}
+
+/// The depth of the branches `count` shards split by: the tree above it
+/// is explored by every shard (its executions counted by one); each
+/// subtree rooted there by one shard, chosen by the root's hash. A branch
+/// has at least two children where it branches, so even a narrow tree has
+/// some 16 subtrees per shard there (most have hundreds: 3 x 4 fetch_adds
+/// has 3,520 at depth 5 of 34,650 executions, and 5% above it), while the
+/// part every shard repeats stays small.
+fn shard_depth(count: u32) -> u32 {
+    4 + count.next_power_of_two().trailing_zeros()
+}
+
+/// Where a branch sits in the tree of branches: how many branchings lie
+/// above it, and a hash of which child it is at each. The tree is the
+/// same in every run of a program, so this names a branch across runs
+/// (what shards split by).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Path {
+    depth: u32,
+    hash: u64,
+}
+
+impl Path {
+    /// The path of the `serial`th child pushed by the branch at `self`.
+    fn child(self, serial: u32) -> Path {
+        let mut h = self.hash ^ (serial as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 31;
+        h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h ^= h >> 29;
+        Path {
+            depth: self.depth + 1,
+            hash: h,
+        }
+    }
 }
 
 /// A pending branch. (Graphs are most of the stack, held inline as before:
@@ -68,7 +104,7 @@ enum Pending {
     Sources {
         base: Rc<ExecutionGraph>,
         read: EventId,
-        sources: Vec<(EventId, bool)>,
+        sources: Vec<(EventId, bool, Path)>,
     },
 }
 
@@ -119,6 +155,10 @@ struct Explorer<'a, D, V> {
     counted: u64,
     /// This worker's number in a parallel exploration (0 alone).
     worker: usize,
+    /// The running branch's place in the tree, and how many children it
+    /// pushed so far.
+    path: Path,
+    children: u32,
 }
 
 /// `canonical_source`'s candidate writes and their quick verdicts, kept
@@ -140,16 +180,15 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
     let start = Instant::now();
     let g = driver.initial_graph();
     let mut ex = Explorer::new(driver, config, visitor, None, start);
-    ex.stack.push(Pending::Graph(Item { g, written: None }));
+    ex.push_root(g);
     while let Some(item) = ex.next_branch() {
-        ex.run(item.g, item.written);
+        ex.run(item);
         if ex.restart {
             ex.restart = false;
             ex.commute = false;
-            ex.stack = vec![Pending::Graph(Item {
-                g: ex.driver.initial_graph(),
-                written: None,
-            })];
+            ex.stack.clear();
+            let g = ex.driver.initial_graph();
+            ex.push_root(g);
             ex.stats = Stats::default();
             ex.visitor.restart();
             continue;
@@ -287,7 +326,7 @@ fn worker<D: Driver, V: Visitor, R>(
     ex.worker = w;
     if w == 0 {
         let g = ex.driver.initial_graph();
-        ex.stack.push(Pending::Graph(Item { g, written: None }));
+        ex.push_root(g);
     }
     loop {
         let item = match ex.next_branch() {
@@ -297,7 +336,7 @@ fn worker<D: Driver, V: Visitor, R>(
                 None => break,
             },
         };
-        ex.run(item.g, item.written);
+        ex.run(item);
         if ex.restart {
             shared.restart.store(true, SeqCst);
             break;
@@ -348,6 +387,45 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
             shared,
             counted: 0,
             worker: 0,
+            path: Path::default(),
+            children: 0,
+        }
+    }
+
+    /// Pushes the root branch: the initial graph.
+    fn push_root(&mut self, g: ExecutionGraph) {
+        self.stack.push(Pending::Graph(Item {
+            g,
+            written: None,
+            path: Path::default(),
+        }));
+    }
+
+    /// The path of the next child the running branch pushes, or `None`
+    /// when it is a branch at the shards' depth that another shard owns
+    /// (then it is not pushed).
+    fn child_path(&mut self) -> Option<Path> {
+        let p = self.path.child(self.children);
+        self.children += 1;
+        match self.config.shard {
+            Some(s)
+                if p.depth == shard_depth(s.count) && p.hash % s.count as u64 != s.index as u64 =>
+            {
+                None
+            }
+            _ => Some(p),
+        }
+    }
+
+    /// Whether an execution that ends in the running branch is this
+    /// shard's: one below the shards' depth was kept by its ancestor there;
+    /// one above it (explored by every shard) goes by its branch's hash.
+    fn owns_running_branch(&self) -> bool {
+        match self.config.shard {
+            Some(s) if self.path.depth < shard_depth(s.count) => {
+                self.path.hash % s.count as u64 == s.index as u64
+            }
+            _ => true,
         }
     }
 
@@ -371,7 +449,7 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
                 sources,
             } => {
                 // The first source to try last: a branch of its own.
-                let (w, sp) = sources.remove(0);
+                let (w, sp, path) = sources.remove(0);
                 let mut g = (**base).clone();
                 let read = *read;
                 if sources.is_empty() {
@@ -380,7 +458,7 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
                 g.set_rf(read, w);
                 g.update_event(read, |e| e.spurious_fail = sp);
                 let written = g.event(read).is_write().then_some(read);
-                Item { g, written }
+                Item { g, written, path }
             }
         };
         let mut item = item;
@@ -401,7 +479,7 @@ unsafe impl Send for Given {}
 impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// The branch on top of the stack, taken off it.
     fn next_branch(&mut self) -> Option<Item> {
-        let (read, (w, sp), mut g) = match self.stack.pop()? {
+        let (read, (w, sp, path), mut g) = match self.stack.pop()? {
             Pending::Graph(item) => return Some(item),
             Pending::Sources {
                 base,
@@ -427,7 +505,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         g.set_rf(read, w);
         g.update_event(read, |e| e.spurious_fail = sp);
         let written = g.event(read).is_write().then_some(read);
-        Some(Item { g, written })
+        Some(Item { g, written, path })
     }
 
     /// Called at every step and revisit check: every 256th reads the clock,
@@ -470,7 +548,14 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         self.stop
     }
 
-    fn run(&mut self, mut g: ExecutionGraph, written: Option<EventId>) {
+    fn run(&mut self, item: Item) {
+        let Item {
+            mut g,
+            written,
+            path,
+        } = item;
+        self.path = path;
+        self.children = 0;
         // A revisit fixes the part of the graph no later revisit removes:
         // if that part is already beyond the bound, so is everything this
         // branch leads to (its own revisits included).
@@ -718,11 +803,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             self.options = options;
             return None;
         };
-        if !others.is_empty() {
+        let sources: Vec<_> = others
+            .iter()
+            .filter_map(|&(w, sp)| self.child_path().map(|p| (w, sp, p)))
+            .collect();
+        if !sources.is_empty() {
             self.stack.push(Pending::Sources {
                 base: Rc::new(g.clone()),
                 read: id,
-                sources: others.to_vec(),
+                sources,
             });
         }
         g.set_rf(id, chosen.0);
@@ -932,7 +1021,13 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
                 self.stats.revisits += 1;
                 let written = (!waits && g2.event(r).is_write()).then_some(r);
-                self.stack.push(Pending::Graph(Item { g: g2, written }));
+                if let Some(path) = self.child_path() {
+                    self.stack.push(Pending::Graph(Item {
+                        g: g2,
+                        written,
+                        path,
+                    }));
+                }
             }
         }
     }
@@ -1264,10 +1359,13 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 continue;
             }
             self.stats.revisits += 1;
-            self.stack.push(Pending::Graph(Item {
-                g: g2,
-                written: Some(e),
-            }));
+            if let Some(path) = self.child_path() {
+                self.stack.push(Pending::Graph(Item {
+                    g: g2,
+                    written: Some(e),
+                    path,
+                }));
+            }
         }
     }
 
@@ -1379,6 +1477,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     }
 
     fn finish(&mut self, g: &ExecutionGraph, ending: Ending) {
+        if !self.owns_running_branch() {
+            return;
+        }
+
         let model = self.config.model;
         if let Some(k) = self.config.preemption_bound {
             if !crate::bound::within(g, k, self.bound_rules()) {

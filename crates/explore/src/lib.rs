@@ -219,6 +219,36 @@ pub struct Config {
     /// Explore only the executions with a schedule that preempts a thread at
     /// most this many times (see [`bound`]); the exhaustive explorer only.
     pub preemption_bound: Option<u32>,
+    /// Explore only this shard's share of the executions (see [`Shard`]).
+    pub shard: Option<Shard>,
+}
+
+/// Shard `index` of `count` (0-based): a deterministic share of a run's
+/// executions such that the shards `0..count` together explore each
+/// execution exactly once (exhaustive runs; see `exhaustive::Path`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    /// `I/N` with `1 <= I <= N` (shards are numbered from 1 on the command
+    /// line, as CI matrices and `--partition` count).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?} is not a shard: write I/N with 1 <= I <= N (e.g. 2/4)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let i: u32 = i.trim().parse().map_err(|_| bad())?;
+        let n: u32 = n.trim().parse().map_err(|_| bad())?;
+        if i == 0 || n == 0 || i > n {
+            return Err(bad());
+        }
+        Ok(Shard {
+            index: i - 1,
+            count: n,
+        })
+    }
 }
 
 impl Config {
@@ -230,6 +260,7 @@ impl Config {
             time_budget: None,
             commute_refcounts: true,
             preemption_bound: None,
+            shard: None,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod robust;
 pub mod run;
 
 pub use ast::LitmusTest;
+pub use c11check_explore::Shard;
 pub use lexer::ParseError;
 pub use run::{run_test, run_test_inspecting, run_test_with, RunOptions, TestReport};
 

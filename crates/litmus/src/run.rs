@@ -35,6 +35,8 @@ pub struct RunOptions {
     /// Worker threads of an exhaustive run (`run_test` only; 1: this
     /// thread alone). The counts and states do not depend on it.
     pub jobs: usize,
+    /// Explore one shard's share of the executions (exhaustive runs).
+    pub shard: Option<c11check_explore::Shard>,
 }
 
 impl Default for RunOptions {
@@ -49,6 +51,7 @@ impl Default for RunOptions {
             refcount_order_from_file: true,
             preemption_bound: None,
             jobs: 1,
+            shard: None,
         }
     }
 }
@@ -73,6 +76,8 @@ pub struct TestReport {
     pub race_between: Option<String>,
     pub stats: Stats,
     pub condition: Condition,
+    /// The shard this run explored, if only one.
+    pub shard: Option<c11check_explore::Shard>,
 }
 
 impl TestReport {
@@ -168,10 +173,18 @@ impl TestReport {
                 serde_json::Value::Object(m)
             })
             .collect();
+        let quantifier = match self.condition.quantifier {
+            Quantifier::Exists => "exists",
+            Quantifier::NotExists => "~exists",
+            Quantifier::Forall => "forall",
+        };
         serde_json::json!({
             "name": self.name,
             "model": self.model,
             "states": states,
+            "state_counts": self.states.values().collect::<Vec<_>>(),
+            "quantifier": quantifier,
+            "shard": self.shard.map(|s| format!("{}/{}", s.index + 1, s.count)),
             "ok": self.ok,
             "observation": self.observation(),
             "positive": self.positive,
@@ -294,6 +307,7 @@ fn explorer_config(test: &LitmusTest, opts: &RunOptions, keys: &[Key]) -> Config
     config.time_budget = opts.time_budget;
     config.commute_refcounts = !(opts.refcount_order_from_file && test.refcount_order_observable);
     config.preemption_bound = opts.preemption_bound;
+    config.shard = opts.shard;
     config
 }
 
@@ -391,6 +405,7 @@ pub fn run_test_inspecting(
                 ..Stats::default()
             },
             condition: test.condition.clone(),
+            shard: None,
         };
     }
     let stats = match opts.random {
@@ -439,6 +454,7 @@ fn report(
         race_between,
         stats,
         condition: test.condition.clone(),
+        shard: opts.shard,
     }
 }
 
@@ -665,5 +681,6 @@ pub fn run_test_brute(
             ..Stats::default()
         },
         condition: test.condition.clone(),
+        shard: None,
     })
 }

@@ -28,6 +28,7 @@ mod robust_live;
 mod run;
 mod watchdog;
 
+pub use c11check_explore::Shard;
 pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
 pub use report::{decode_replay, describe_event, encode_replay, Failure, FailureKind, Report};
 pub use run::{run, RunConfig, Strategy, Summary};

@@ -73,6 +73,8 @@ pub struct RunConfig {
     /// Worker threads of an exhaustive run (1: this thread alone; at most
     /// [`crate::MAX_JOBS`]). See `explore_parallel`.
     pub jobs: usize,
+    /// Explore one shard's share of the executions (exhaustive runs).
+    pub shard: Option<c11check_explore::Shard>,
 }
 
 impl Default for RunConfig {
@@ -96,6 +98,7 @@ impl Default for RunConfig {
             repair: true,
             strengthen: Vec::new(),
             jobs: 1,
+            shard: None,
         }
     }
 }
@@ -193,6 +196,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                 time_budget: cfg.time_budget,
                 commute_refcounts: true,
                 preemption_bound: cfg.preemption_bound,
+                shard: cfg.shard,
             };
             let stats = match cfg.strategy {
                 Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),
@@ -315,6 +319,7 @@ fn run_parallel(
         time_budget: cfg.time_budget,
         commute_refcounts: true,
         preemption_bound: cfg.preemption_bound,
+        shard: cfg.shard,
     };
     let next_worker = std::sync::atomic::AtomicU32::new(0);
     let make = || {
