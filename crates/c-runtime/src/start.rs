@@ -7,7 +7,7 @@
 
 use crate::pthread::next_symbol;
 use c11check_model::Model;
-use c11check_runtime::{run, RunConfig, RuntimeOptions, Strategy};
+use c11check_runtime::{run, FailureKind, RunConfig, RuntimeOptions, Strategy};
 use std::ffi::{c_char, c_int, c_void};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -195,7 +195,10 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     let quiet = std::env::var("C11CHECK_SHOW_OUTPUT").map_or(true, |v| v.trim() == "0");
     let saved_stdout = quiet.then(silence_stdout).flatten();
     RUNNING.store(true, Relaxed);
-    let result = run(body.clone(), &cfg);
+    let result = match jobs(&cfg) {
+        1 => run(body.clone(), &cfg),
+        n => run_in_processes(&(body.clone() as Arc<dyn Fn() + Send + Sync>), &cfg, n),
+    };
     // What the program left in stdio's buffers goes out now (to /dev/null
     // when silenced): the process ends with `_exit`, which flushes nothing.
     // SAFETY: flushes C's stdio buffers.
@@ -314,6 +317,210 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             unsafe { libc::_exit(1) }
         }
     }
+}
+
+/// Worker processes for an exhaustive run: `C11CHECK_JOBS`, else the
+/// machine's available parallelism (1 for a replay, a random run, or a
+/// run already given one shard).
+fn jobs(cfg: &RunConfig) -> u32 {
+    if cfg.replay.is_some() || cfg.shard.is_some() || cfg.strategy != Strategy::Exhaustive {
+        return 1;
+    }
+    let n = setting::<u32>("C11CHECK_JOBS")
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    if n == 0 {
+        usage_error("C11CHECK_JOBS=0: a run needs at least one worker");
+    }
+    n.min(c11check_runtime::MAX_JOBS)
+}
+
+/// What a worker process reports to the parent: its counts, or the replay
+/// string of the bug it found first.
+enum WorkerResult {
+    Pass {
+        stats: c11check_explore::Stats,
+        loops: bool,
+        barriers: bool,
+        bound_cuts: u64,
+    },
+    Bug(String),
+}
+
+impl WorkerResult {
+    fn encode(&self) -> String {
+        match self {
+            WorkerResult::Pass {
+                stats: s,
+                loops,
+                barriers,
+                bound_cuts,
+            } => format!(
+                "pass {} {} {} {} {} {} {} {} {bound_cuts}",
+                s.executions,
+                s.blocked,
+                s.cut as u8,
+                s.over_bound,
+                s.bound_pruned,
+                s.elapsed.as_nanos(),
+                *loops as u8,
+                *barriers as u8
+            ),
+            WorkerResult::Bug(replay) => format!("bug {replay}"),
+        }
+    }
+    fn decode(text: &str) -> Option<WorkerResult> {
+        if let Some(replay) = text.strip_prefix("bug ") {
+            return Some(WorkerResult::Bug(replay.to_string()));
+        }
+        let f: Vec<u128> = text
+            .strip_prefix("pass ")?
+            .split(' ')
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        let [executions, blocked, cut, over_bound, bound_pruned, ns, loops, barriers, bound_cuts] =
+            f[..]
+        else {
+            return None;
+        };
+        Some(WorkerResult::Pass {
+            stats: c11check_explore::Stats {
+                executions: executions as u64,
+                blocked: blocked as u64,
+                cut: cut != 0,
+                over_bound: over_bound as u64,
+                bound_pruned: bound_pruned as u64,
+                elapsed: Duration::from_nanos(ns as u64),
+                ..Default::default()
+            },
+            loops: loops != 0,
+            barriers: barriers != 0,
+            bound_cuts: bound_cuts as u64,
+        })
+    }
+}
+
+/// The exhaustive run on `n` worker processes, each forked from this one
+/// (the program's memory is per process) and exploring shard `i/n` of the
+/// executions. Each shard is explored in order, so the bug reported is
+/// the first of the lowest shard that has one, whatever the timing: this
+/// process then replays it (`cfg.replay`) for the report. A worker that
+/// dies without reporting makes this process run everything itself.
+fn run_in_processes(
+    body: &Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+    n: u32,
+) -> Result<c11check_runtime::Summary, Box<c11check_runtime::Report>> {
+    let start = std::time::Instant::now();
+    let mut workers = Vec::new();
+    for index in 0..n {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return run(body.clone(), cfg);
+        }
+        // SAFETY: this process runs one OS thread here (the program's own
+        // have not started: `not_single_threaded` checked), so the child
+        // is a whole copy.
+        match unsafe { libc::fork() } {
+            0 => {
+                // SAFETY: the read end is the parent's.
+                unsafe { libc::close(fds[0]) };
+                let mut mine = cfg.clone();
+                mine.shard = Some(c11check_explore::Shard { index, count: n });
+                let result = match run(body.clone(), &mine) {
+                    Ok(summary) => WorkerResult::Pass {
+                        stats: summary.stats,
+                        loops: crate::memory::LOOPS_SEEN.load(Relaxed),
+                        barriers: crate::memory::BARRIERS_SEEN.load(Relaxed),
+                        bound_cuts: crate::memory::BOUND_CUTS.load(Relaxed),
+                    },
+                    Err(report) => WorkerResult::Bug(report.replay.clone()),
+                };
+                let text = result.encode();
+                // SAFETY: writes the buffer to the pipe, then ends the
+                // worker without running the program's exit handlers.
+                unsafe {
+                    libc::write(fds[1], text.as_ptr().cast(), text.len());
+                    libc::_exit(0)
+                }
+            }
+            pid if pid > 0 => {
+                // SAFETY: the write end is the child's.
+                unsafe { libc::close(fds[1]) };
+                workers.push((pid, fds[0]));
+            }
+            _ => {
+                // SAFETY: closing the pipe made above.
+                unsafe {
+                    libc::close(fds[0]);
+                    libc::close(fds[1]);
+                }
+                break;
+            }
+        }
+    }
+    let mut results = Vec::new();
+    for (pid, fd) in workers {
+        let mut text = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: reads into `buf`, within its length.
+            let got = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if got <= 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..got as usize]);
+        }
+        let mut status = 0;
+        // SAFETY: the descriptor and the child are this process's.
+        unsafe {
+            libc::close(fd);
+            libc::waitpid(pid, &mut status, 0);
+        }
+        results.push(WorkerResult::decode(&String::from_utf8_lossy(&text)));
+    }
+    if results.len() != n as usize || results.iter().any(Option::is_none) {
+        eprintln!("c11check: a worker process ended without reporting; exploring in this process");
+        return run(body.clone(), cfg);
+    }
+    let mut stats = c11check_explore::Stats::default();
+    for r in results.into_iter().flatten() {
+        match r {
+            WorkerResult::Bug(replay) => {
+                let again = RunConfig {
+                    replay: Some(replay),
+                    ..cfg.clone()
+                };
+                return match run(body.clone(), &again) {
+                    // A replay this process cannot follow (its heap had no
+                    // earlier executions, say): the bug again, found the
+                    // way one process finds it.
+                    Err(r) if r.failure.kind == FailureKind::Nondeterminism => {
+                        run(body.clone(), cfg)
+                    }
+                    other => other,
+                };
+            }
+            WorkerResult::Pass {
+                stats: s,
+                loops,
+                barriers,
+                bound_cuts,
+            } => {
+                stats.add(&s);
+                crate::memory::LOOPS_SEEN.fetch_or(loops, Relaxed);
+                crate::memory::BARRIERS_SEEN.fetch_or(barriers, Relaxed);
+                crate::memory::BOUND_CUTS.fetch_add(bound_cuts, Relaxed);
+            }
+        }
+    }
+    stats.elapsed = start.elapsed();
+    Ok(c11check_runtime::Summary {
+        blocked: stats.blocked,
+        stats,
+        behaviours: None,
+        operations: None,
+    })
 }
 
 /// `s` as a JSON string literal.

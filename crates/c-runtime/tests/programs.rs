@@ -920,3 +920,63 @@ int main() {{
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("may read the stale value"), "{err}");
 }
+
+#[test]
+fn worker_processes_explore_the_executions_one_does_and_report_one_bug() {
+    // Three threads adding to one counter (1,680 orders of their RMWs),
+    // explored by one process and by C11CHECK_JOBS forked workers, each a
+    // shard of the executions: the same count.
+    let counter = build(
+        "jobs_counter",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int x;
+void *add(void *p) {
+  for (int i = 0; i < 3; i++) atomic_fetch_add_explicit(&x, 1, memory_order_relaxed);
+  return 0;
+}
+int main() {
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, add, 0);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+  return atomic_load_explicit(&x, memory_order_relaxed) == 9 ? 0 : 1;
+}
+"#,
+    );
+    let one = executions(&assert_passes(&counter, &[("C11CHECK_JOBS", "1")], 1680));
+    for jobs in ["2", "3"] {
+        assert_passes(&counter, &[("C11CHECK_JOBS", jobs)], one);
+    }
+    // A bug: each worker explores its shard in order, so the report is the
+    // same on every run with the same number of workers, and it replays.
+    let racy = build(
+        "jobs_race",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+#include <assert.h>
+atomic_int x, y;
+void *other(void *p) {
+  atomic_store_explicit(&x, 1, memory_order_relaxed);
+  atomic_store_explicit(&y, 1, memory_order_relaxed);
+  return 0;
+}
+int main() {
+  pthread_t t; pthread_create(&t, 0, other, 0);
+  if (atomic_load_explicit(&y, memory_order_relaxed) == 1)
+    assert(atomic_load_explicit(&x, memory_order_relaxed) == 1);
+  pthread_join(t, 0);
+  return 0;
+}
+"#,
+    );
+    let (code, first) = run(&racy, &[("C11CHECK_JOBS", "2")]);
+    assert_eq!(code, 1, "{first}");
+    let (_, again) = run(&racy, &[("C11CHECK_JOBS", "2")]);
+    let replay = |e: &str| {
+        e.lines()
+            .find(|l| l.starts_with("Replay it with"))
+            .map(str::to_string)
+    };
+    assert_eq!(replay(&first), replay(&again), "{first}\n{again}");
+    assert!(first.contains("assertion"), "{first}");
+}

@@ -293,7 +293,7 @@ pub fn state_of(
 
 /// Explores every execution of `test` and summarises them.
 pub fn run_test(test: &LitmusTest, opts: &RunOptions) -> TestReport {
-    if opts.jobs > 1 && opts.random.is_none() {
+    if opts.jobs > 1 && opts.random.is_none() && opts.shard.is_none() {
         return run_test_parallel(test, opts);
     }
     run_test_with(test, opts, &mut |_, _| {})

@@ -147,7 +147,11 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         _ => {}
     }
     let _watchdog = crate::watchdog::watch();
-    if cfg.jobs > 1 && cfg.strategy == Strategy::Exhaustive && cfg.replay.is_none() {
+    if cfg.jobs > 1
+        && cfg.strategy == Strategy::Exhaustive
+        && cfg.replay.is_none()
+        && cfg.shard.is_none()
+    {
         return run_parallel(main, cfg);
     }
     let mut driver = new_driver(&main, cfg);
