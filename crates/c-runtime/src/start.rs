@@ -195,9 +195,39 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     let quiet = std::env::var("C11CHECK_SHOW_OUTPUT").map_or(true, |v| v.trim() == "0");
     let saved_stdout = quiet.then(silence_stdout).flatten();
     RUNNING.store(true, Relaxed);
+    let started = std::time::Instant::now();
     let result = match jobs(&cfg) {
         1 => run(body.clone(), &cfg),
-        n => run_in_processes(&(body.clone() as Arc<dyn Fn() + Send + Sync>), &cfg, n),
+        n if std::env::var_os("C11CHECK_JOBS").is_some() => run_in_processes(
+            &(body.clone() as Arc<dyn Fn() + Send + Sync>),
+            &cfg,
+            n,
+            started,
+        ),
+        n => {
+            // Most programs are explored within a second: forking workers
+            // (each of which runs the top of the tree again) is for the
+            // rest, unless C11CHECK_JOBS asks for them.
+            let first = RunConfig {
+                time_budget: Some(Duration::from_secs(1)),
+                ..cfg.clone()
+            };
+            match run(body.clone(), &first) {
+                Ok(summary) if summary.stats.cut => {
+                    for seen in [&crate::memory::LOOPS_SEEN, &crate::memory::BARRIERS_SEEN] {
+                        seen.store(false, Relaxed);
+                    }
+                    crate::memory::BOUND_CUTS.store(0, Relaxed);
+                    run_in_processes(
+                        &(body.clone() as Arc<dyn Fn() + Send + Sync>),
+                        &cfg,
+                        n,
+                        started,
+                    )
+                }
+                done => done,
+            }
+        }
     };
     // What the program left in stdio's buffers goes out now (to /dev/null
     // when silenced): the process ends with `_exit`, which flushes nothing.
@@ -319,11 +349,17 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     }
 }
 
-/// Worker processes for an exhaustive run: `C11CHECK_JOBS`, else the
-/// machine's available parallelism (1 for a replay, a random run, or a
-/// run already given one shard).
+/// Worker processes for an exhaustive run that takes more than a second:
+/// `C11CHECK_JOBS`, else the machine's available parallelism (1 for a
+/// replay, a random run, a run already given one shard, or one with an
+/// execution or time budget, which shards would each spend).
 fn jobs(cfg: &RunConfig) -> u32 {
-    if cfg.replay.is_some() || cfg.shard.is_some() || cfg.strategy != Strategy::Exhaustive {
+    if cfg.replay.is_some()
+        || cfg.shard.is_some()
+        || cfg.strategy != Strategy::Exhaustive
+        || cfg.max_executions.is_some()
+        || cfg.time_budget.is_some()
+    {
         return 1;
     }
     let n = setting::<u32>("C11CHECK_JOBS")
@@ -409,8 +445,8 @@ fn run_in_processes(
     body: &Arc<dyn Fn() + Send + Sync>,
     cfg: &RunConfig,
     n: u32,
+    start: std::time::Instant,
 ) -> Result<c11check_runtime::Summary, Box<c11check_runtime::Report>> {
-    let start = std::time::Instant::now();
     let mut workers = Vec::new();
     for index in 0..n {
         let mut fds = [0; 2];
