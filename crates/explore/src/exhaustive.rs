@@ -61,10 +61,28 @@ struct Item {
 /// above it, and a hash of which child it is at each. The tree is the
 /// same in every run of a program, so this names a branch across runs
 /// (what shards split by).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Path {
     depth: u32,
     hash: u64,
+    /// The share of the whole tree the branch stands for, in units of
+    /// 2^-63 (Knuth's estimate: a branch's share is split evenly between
+    /// the execution it runs to and the children it makes; see
+    /// [`Explorer::run_branch`]).
+    weight: u64,
+}
+
+/// The whole tree's weight (see [`Path::weight`]).
+pub(crate) const WHOLE: u64 = 1 << 63;
+
+impl Default for Path {
+    fn default() -> Self {
+        Path {
+            depth: 0,
+            hash: 0,
+            weight: WHOLE,
+        }
+    }
 }
 
 impl Path {
@@ -77,6 +95,7 @@ impl Path {
         Path {
             depth: self.depth + 1,
             hash: h,
+            weight: 0,
         }
     }
 }
@@ -174,7 +193,7 @@ pub fn explore<D: Driver, V: Visitor>(driver: &mut D, config: &Config, visitor: 
     let mut ex = Explorer::new(driver, config, visitor, None, start);
     ex.start_from(g);
     while let Some(item) = ex.next_branch() {
-        ex.run(item);
+        ex.run_branch(item);
         if ex.restart {
             let g = ex.driver.initial_graph();
             ex.start_from(g);
@@ -323,7 +342,7 @@ fn worker<D: Driver, V: Visitor, R>(
                 None => break,
             },
         };
-        ex.run(item);
+        ex.run_branch(item);
         if ex.restart {
             shared.restart.store(true, SeqCst);
             break;
@@ -378,6 +397,35 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
             children: 0,
             splitting: false,
         }
+    }
+
+    /// Runs a branch and passes its weight on (Knuth's estimate of the
+    /// tree's size, in the order the run made its choices): where it
+    /// pushed `m` alternatives, each gets an even share of what the run
+    /// carried there with the run's own continuation; what the run still
+    /// carries at its end is its own execution's, now done.
+    fn run_branch(&mut self, item: Item) {
+        let base = self.stack.len();
+        let mut carried = item.path.weight;
+        self.run(item);
+        let base = base.min(self.stack.len());
+        for p in &mut self.stack[base..] {
+            match p {
+                Pending::Graph(item) => {
+                    let share = carried / 2;
+                    item.path.weight = share;
+                    carried -= share;
+                }
+                Pending::Sources { sources, .. } => {
+                    let share = carried / (sources.len() as u64 + 1);
+                    for s in sources.iter_mut() {
+                        s.2.weight = share;
+                    }
+                    carried -= share * sources.len() as u64;
+                }
+            }
+        }
+        self.stats.done += carried;
     }
 
     /// Starts the exploration from the initial graph `g` (the whole tree,
@@ -450,7 +498,7 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
         while level.len() < want && !level.is_empty() && !self.stop && !self.restart {
             let mut next = Vec::new();
             for item in level {
-                self.run(item);
+                self.run_branch(item);
                 if self.stop || self.restart {
                     break;
                 }
@@ -464,10 +512,21 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
         if self.stop || self.restart {
             return;
         }
-        for (i, item) in level.into_iter().enumerate().rev() {
-            if i % shard.count as usize == shard.index as usize {
-                self.stack.push(Pending::Graph(item));
-            }
+        let mut mine: Vec<Item> = level
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % shard.count as usize == shard.index as usize)
+            .map(|(_, item)| item)
+            .collect();
+        // This shard's tree: what it did so far and its branches, whose
+        // weights are scaled to the rest of the whole.
+        let kept: u128 = mine.iter().map(|i| i.path.weight as u128).sum();
+        let rest = (WHOLE - self.stats.done.min(WHOLE)) as u128;
+        for item in &mut mine {
+            item.path.weight = (item.path.weight as u128 * rest / kept.max(1)) as u64;
+        }
+        for item in mine.into_iter().rev() {
+            self.stack.push(Pending::Graph(item));
         }
     }
 

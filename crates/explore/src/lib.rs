@@ -285,6 +285,9 @@ pub struct Stats {
     /// because every execution they lead to would.
     pub over_bound: u64,
     pub bound_pruned: u64,
+    /// The share of the tree explored so far, in units of 2^-63 (an
+    /// estimate: see `Stats::done_fraction`).
+    pub done: u64,
     /// Exploration stopped early (execution or time budget).
     pub cut: bool,
     pub elapsed: Duration,
@@ -292,6 +295,12 @@ pub struct Stats {
 
 /// Why an execution is not a normal complete one.
 impl Stats {
+    /// The estimated share of an exhaustive run's executions explored so
+    /// far (Knuth's estimator over the tree of branches: exact at the end,
+    /// rough early on, while the first subtrees stand for the rest).
+    pub fn done_fraction(&self) -> f64 {
+        self.done as f64 / (1u64 << 63) as f64
+    }
     /// Adds `other`'s counts to these (the longer time; cut if either was).
     pub fn add(&mut self, other: &Stats) {
         self.executions += other.executions;
@@ -301,6 +310,7 @@ impl Stats {
         self.revisits += other.revisits;
         self.over_bound += other.over_bound;
         self.bound_pruned += other.bound_pruned;
+        self.done = self.done.saturating_add(other.done);
         self.cut |= other.cut;
         self.elapsed = self.elapsed.max(other.elapsed);
     }

@@ -344,7 +344,11 @@ fn parallel_runs_equal_the_sequential_run() {
                     );
                     assert_eq!(many.states, one.states, "{what}");
                     assert_eq!(many.race_between, one.race_between, "{what}");
+                    // The progress estimate's weights add up to the whole
+                    // tree, however the workers shared it.
+                    assert_eq!(many.stats.done, 1 << 63, "{what}");
                 }
+                assert_eq!(one.stats.done, 1 << 63, "{}", f.display());
                 compared += 1;
             }
         }
