@@ -144,6 +144,7 @@ fn config() -> RunConfig {
         // would share them.
         jobs: 1,
         shard: setting("C11CHECK_SHARD"),
+        quiet_progress: false,
     }
 }
 
@@ -463,6 +464,8 @@ fn run_in_processes(
                 unsafe { libc::close(fds[0]) };
                 let mut mine = cfg.clone();
                 mine.shard = Some(c11check_explore::Shard { index, count: n });
+                // One worker shows progress (its shard's).
+                mine.quiet_progress = index > 0;
                 let result = match run(body.clone(), &mine) {
                     Ok(summary) => WorkerResult::Pass {
                         stats: summary.stats,

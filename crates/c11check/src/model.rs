@@ -335,6 +335,7 @@ impl Builder {
             strengthen: Vec::new(),
             jobs: self.jobs,
             shard: self.shard,
+            quiet_progress: false,
         }
     }
 

@@ -75,6 +75,9 @@ pub struct RunConfig {
     pub jobs: usize,
     /// Explore one shard's share of the executions (exhaustive runs).
     pub shard: Option<c11check_explore::Shard>,
+    /// No progress lines or bar (a worker process whose sibling shows
+    /// them).
+    pub quiet_progress: bool,
 }
 
 impl Default for RunConfig {
@@ -99,6 +102,7 @@ impl Default for RunConfig {
             strengthen: Vec::new(),
             jobs: 1,
             shard: None,
+            quiet_progress: false,
         }
     }
 }
@@ -179,12 +183,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             None => true,
         }
     };
-    let mut visitor = ProgressVisitor {
-        judge: visitor,
-        every: Duration::from_secs(if cfg.progress { 1 } else { 10 }),
-        last: Duration::ZERO,
-        printed: false,
-    };
+    let mut visitor = ProgressVisitor::new(visitor, cfg);
     let result = match &cfg.replay {
         Some(s) => replay(&mut driver, s, cfg.model, &mut visitor.judge).map(|stats| Summary {
             blocked: stats.blocked,
@@ -222,6 +221,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             })
         }
     };
+    drop(visitor);
     let candidates = crate::robust::take_candidates();
     driver.leave();
     finish_run(&main, cfg, found, candidates, result)
@@ -336,12 +336,7 @@ fn run_parallel(
             state: driver.state(),
             found: None,
             count: 0,
-            progress: ProgressVisitor {
-                judge: (|_| true) as fn(&Execution<'_>) -> bool,
-                every: Duration::from_secs(if cfg.progress { 1 } else { 10 }),
-                last: Duration::ZERO,
-                printed: false,
-            },
+            progress: ProgressVisitor::new((|_| true) as fn(&Execution<'_>) -> bool, cfg),
         };
         (WorkerDriver(driver), visitor)
     };
@@ -415,6 +410,37 @@ struct ProgressVisitor<F> {
     last: Duration,
     /// Whether a line was printed yet (the first comes sooner).
     printed: bool,
+    /// On a terminal (and not under CI), a progress bar instead of lines,
+    /// made at the first report.
+    bar: Option<indicatif::ProgressBar>,
+    quiet: bool,
+}
+
+impl<F> ProgressVisitor<F> {
+    fn new(judge: F, cfg: &RunConfig) -> Self {
+        ProgressVisitor {
+            judge,
+            every: Duration::from_secs(if cfg.progress { 1 } else { 10 }),
+            last: Duration::ZERO,
+            printed: false,
+            bar: None,
+            quiet: cfg.quiet_progress,
+        }
+    }
+}
+
+/// Whether progress goes to a person at a terminal rather than to a log.
+fn on_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
+
+impl<F> Drop for ProgressVisitor<F> {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 impl<F: FnMut(&Execution<'_>) -> bool> c11check_explore::Visitor for ProgressVisitor<F> {
@@ -423,6 +449,28 @@ impl<F: FnMut(&Execution<'_>) -> bool> c11check_explore::Visitor for ProgressVis
     }
     fn progress(&mut self, stats: &Stats) {
         crate::watchdog::beat();
+        if self.quiet {
+            return;
+        }
+        let n = stats.executions + stats.blocked;
+        if stats.elapsed >= Duration::from_secs(2) && (self.bar.is_some() || on_terminal()) {
+            let bar = self.bar.get_or_insert_with(|| {
+                let bar = indicatif::ProgressBar::new(1000);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template("c11check [{bar:30}] {msg}")
+                        .expect("a valid template")
+                        .progress_chars("=> "),
+                );
+                bar
+            });
+            bar.set_position((stats.done_fraction() * 1000.0) as u64);
+            bar.set_message(format!(
+                "{n} executions, {:.0}/s{}",
+                n as f64 / stats.elapsed.as_secs_f64().max(1e-9),
+                remaining(stats)
+            ));
+            return;
+        }
         let every = if self.printed {
             self.every
         } else {
