@@ -192,15 +192,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
             operations: None,
         }),
         None => {
-            let config = Config {
-                model: cfg.model,
-                observed: Vec::new(),
-                max_executions: cfg.max_executions,
-                time_budget: cfg.time_budget,
-                commute_refcounts: true,
-                preemption_bound: cfg.preemption_bound,
-                shard: cfg.shard,
-            };
+            let config = explorer_config(cfg);
             let stats = match cfg.strategy {
                 Strategy::Exhaustive => exhaustive::explore(&mut driver, &config, &mut visitor),
                 Strategy::Live { .. } => unreachable!("handled above"),
@@ -225,6 +217,19 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     let candidates = crate::robust::take_candidates();
     driver.leave();
     finish_run(&main, cfg, found, candidates, result)
+}
+
+/// The explorer's configuration for a run of `cfg`.
+fn explorer_config(cfg: &RunConfig) -> Config {
+    Config {
+        model: cfg.model,
+        observed: Vec::new(),
+        max_executions: cfg.max_executions,
+        time_budget: cfg.time_budget,
+        commute_refcounts: true,
+        preemption_bound: cfg.preemption_bound,
+        shard: cfg.shard,
+    }
 }
 
 /// A driver for `main` set up as `cfg` asks (not yet entered).
@@ -316,15 +321,7 @@ fn run_parallel(
     cfg: &RunConfig,
 ) -> Result<Summary, Box<Report>> {
     let jobs = cfg.jobs.min(crate::MAX_JOBS as usize);
-    let config = Config {
-        model: cfg.model,
-        observed: Vec::new(),
-        max_executions: cfg.max_executions,
-        time_budget: cfg.time_budget,
-        commute_refcounts: true,
-        preemption_bound: cfg.preemption_bound,
-        shard: cfg.shard,
-    };
+    let config = explorer_config(cfg);
     let next_worker = std::sync::atomic::AtomicU32::new(0);
     let make = || {
         crate::set_worker(Some(
