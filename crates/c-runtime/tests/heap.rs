@@ -301,7 +301,7 @@ int main() {
 }
 "#;
     let exe = build_with("treiber_delete", src, Lang::Cxx, &[]);
-    let (code, err) = run(&exe, &[]);
+    let (code, err) = run(&exe, &[("C11CHECK_JOBS", "1")]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("use after free: thread ") || err.contains("data race with a free"),
@@ -309,4 +309,18 @@ int main() {
     );
     assert!(err.contains("in pop()"), "{err}");
     assert!(err.contains("treiber_delete.cc:"), "{err}");
+    // The report's replay line, run in a fresh process (whose heap reused
+    // nothing yet, so the freed node is met sooner), shows the bug again.
+    let replay = err
+        .lines()
+        .find_map(|l| l.split("C11CHECK_REPLAY='").nth(1))
+        .and_then(|r| r.split('\'').next())
+        .expect("a replay line");
+    let (code, again) = run(&exe, &[("C11CHECK_REPLAY", replay)]);
+    assert_eq!(code, 1, "{again}");
+    assert!(!again.contains("nondeterministic"), "{again}");
+    assert!(
+        again.contains("use after free: thread ") || again.contains("data race with a free"),
+        "{again}"
+    );
 }

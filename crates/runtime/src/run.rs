@@ -1110,6 +1110,13 @@ fn replay(
             g.add_thread(None);
         }
         let action = driver.next_action(&mut g, t);
+        // A failure found while running (a C program's access to freed
+        // memory, say) ends the execution here: it is the bug, met sooner
+        // than in the run that made the string (a process that ran other
+        // executions first may have reused that memory).
+        if driver.shared.borrow().failure.is_some() {
+            break;
+        }
         let diverged = || {
             format!("replay step {} does not match the program (thread {t} now does `{action}`): the replay string is from another version of the test", i + 1)
         };
