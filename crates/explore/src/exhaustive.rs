@@ -460,12 +460,11 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
         }));
     }
 
-    /// The path of the next child the running branch pushes. (An `Option`
-    /// so that a rule may leave a child out where it is made.)
-    fn child_path(&mut self) -> Option<Path> {
+    /// The path of the next child the running branch pushes.
+    fn child_path(&mut self) -> Path {
         let p = self.path.child(self.children);
         self.children += 1;
-        Some(p)
+        p
     }
 
     /// Whether an execution that ends in the running branch is this
@@ -906,7 +905,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         };
         let sources: Vec<_> = others
             .iter()
-            .filter_map(|&(w, sp)| self.child_path().map(|p| (w, sp, p)))
+            .map(|&(w, sp)| (w, sp, self.child_path()))
             .collect();
         if !sources.is_empty() {
             self.stack.push(Pending::Sources {
@@ -1122,13 +1121,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 }
                 self.stats.revisits += 1;
                 let written = (!waits && g2.event(r).is_write()).then_some(r);
-                if let Some(path) = self.child_path() {
-                    self.stack.push(Pending::Graph(Item {
-                        g: g2,
-                        written,
-                        path,
-                    }));
-                }
+                let path = self.child_path();
+                self.stack.push(Pending::Graph(Item {
+                    g: g2,
+                    written,
+                    path,
+                }));
             }
         }
     }
@@ -1460,13 +1458,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 continue;
             }
             self.stats.revisits += 1;
-            if let Some(path) = self.child_path() {
-                self.stack.push(Pending::Graph(Item {
-                    g: g2,
-                    written: Some(e),
-                    path,
-                }));
-            }
+            let path = self.child_path();
+            self.stack.push(Pending::Graph(Item {
+                g: g2,
+                written: Some(e),
+                path,
+            }));
         }
     }
 

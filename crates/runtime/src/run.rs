@@ -168,14 +168,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         count += 1;
         match judge(ex, &state) {
             Some(failure) => {
-                // A report draws modification order: analyse every location.
-                let full = ex
-                    .analysis
-                    .is_partial()
-                    .then(|| Analysis::new(ex.graph, ex.analysis.model).ok())
-                    .flatten();
-                let a = full.as_ref().unwrap_or(ex.analysis);
-                let mut r = make_report(ex.graph, Some(a), failure, &state, count);
+                let mut r = report_of(ex, failure, &state, count);
                 r.random_iteration = iteration.get();
                 found = Some(Box::new(r));
                 false
@@ -291,19 +284,7 @@ impl c11check_explore::Visitor for WorkerVisitor {
         let Some(failure) = judge(ex, &self.state) else {
             return true;
         };
-        let full = ex
-            .analysis
-            .is_partial()
-            .then(|| Analysis::new(ex.graph, ex.analysis.model).ok())
-            .flatten();
-        let a = full.as_ref().unwrap_or(ex.analysis);
-        self.found = Some(Box::new(make_report(
-            ex.graph,
-            Some(a),
-            failure,
-            &self.state,
-            self.count,
-        )));
+        self.found = Some(Box::new(report_of(ex, failure, &self.state, self.count)));
         false
     }
     fn progress(&mut self, stats: &Stats) {
@@ -517,6 +498,18 @@ pub fn remaining(stats: &Stats) -> String {
         "; roughly {:.0}% done, {left} left (rough estimate)",
         f * 100.0
     )
+}
+
+/// The report of `failure` in execution number `count`, `ex`. A report
+/// draws modification order: every location is analysed.
+fn report_of(ex: &Execution<'_>, failure: Failure, state: &ExecutionState, count: u64) -> Report {
+    let full = ex
+        .analysis
+        .is_partial()
+        .then(|| Analysis::new(ex.graph, ex.analysis.model).ok())
+        .flatten();
+    let a = full.as_ref().unwrap_or(ex.analysis);
+    make_report(ex.graph, Some(a), failure, state, count)
 }
 
 /// The bug execution `ex` shows, if any.
