@@ -258,6 +258,7 @@ pub fn program_spin_hint(site: Site, kept: Option<u64>) {
     };
     flush_pending();
     if counting {
+        c11check_runtime::yielded(site);
         return;
     }
     c11check_runtime::spin_hint(site);

@@ -257,6 +257,59 @@ int main() {
 }
 
 #[test]
+fn a_yield_in_a_counting_loop_is_a_free_switch_for_the_preemption_bound() {
+    // With no preemption, the reader runs its loop whole before or after
+    // the writer: (0, 0, 0) or (1, 1, 1). A `sched_yield` in the loop lets
+    // the writer run there without a preemption (as loom and CHESS count),
+    // so (0, 0, 1) is within the bound 0 too, although from its second
+    // turn on the loop counts (it is no wait, nothing is cut).
+    let src = |pause: &str| {
+        format!(
+            r#"#include <pthread.h>
+#include <sched.h>
+#include <assert.h>
+#include <stdatomic.h>
+atomic_int x;
+int r[3];
+void *reader(void *a) {{
+  for (int i = 0; i < 3; i++) {{
+    r[i] = atomic_load(&x);
+    {pause};
+  }}
+  return 0;
+}}
+void *writer(void *a) {{
+  atomic_store(&x, 1);
+  return 0;
+}}
+int main() {{
+  pthread_t a, b;
+  pthread_create(&a, 0, reader, 0);
+  pthread_create(&b, 0, writer, 0);
+  pthread_join(a, 0);
+  pthread_join(b, 0);
+  assert(!(r[0] == 0 && r[1] == 0 && r[2] == 1));
+  return 0;
+}}
+"#
+        )
+    };
+    let env = [("C11CHECK_MODEL", "sc"), ("C11CHECK_PREEMPTIONS", "0")];
+    let yielding = build("yield_bound", &src("sched_yield()"));
+    let (code, err) = run(&yielding, &env);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("assert"), "{err}");
+    let plain = build("yield_bound_plain", &src("(void)0"));
+    let (code, err) = run(&plain, &env);
+    assert_eq!(code, 0, "{err}");
+    // Without the bound both programs fail.
+    for exe in [&yielding, &plain] {
+        let (code, err) = run(exe, &[("C11CHECK_MODEL", "sc")]);
+        assert_ne!(code, 0, "{err}");
+    }
+}
+
+#[test]
 fn barriers_order_every_arrival_before_every_departure() {
     let exe = build(
         "barrier",

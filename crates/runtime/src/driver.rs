@@ -260,8 +260,9 @@ impl FiberDriver {
                     site,
                     yields,
                     failed,
+                    cut,
                 }) => {
-                    if self.spin_is_idle(g, t, site) {
+                    if cut && self.spin_is_idle(g, t, site) {
                         crate::WAIT_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         Pending::Act(
                             Action::Block {
@@ -276,9 +277,14 @@ impl FiberDriver {
                         if done > 0 && done <= g.thread_len(t) {
                             let id = EventId::new(t, done - 1);
                             let e = g.event(id);
-                            if !e.spins || (yields && !e.yields) || (failed && !e.failed_turn) {
+                            // A yield in a loop that counts (not `cut`) is
+                            // no wait turn's end: only the bound sees it.
+                            if (cut && !e.spins)
+                                || (yields && !e.yields)
+                                || (failed && !e.failed_turn)
+                            {
                                 g.update_event(id, |e| {
-                                    e.spins = true;
+                                    e.spins |= cut;
                                     e.yields |= yields;
                                     e.failed_turn |= failed;
                                 });

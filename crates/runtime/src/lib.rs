@@ -199,13 +199,15 @@ pub(crate) enum Request {
     },
     /// Start a thread running `main`.
     Spawn { main: ThreadMain, site: Site },
-    /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut;
-    /// `yields` when the program itself yielded there; `failed` when it
-    /// said the turn ending there found nothing (`failed_turn_hint`).
+    /// `yield_now` / `spin_loop`: a place where a spinning thread may be cut
+    /// (unless not `cut`: a loop that counts); `yields` when the program
+    /// itself yielded there; `failed` when it said the turn ending there
+    /// found nothing (`failed_turn_hint`).
     Spin {
         site: Site,
         yields: bool,
         failed: bool,
+        cut: bool,
     },
     /// The thread ended without returning (see [`finish_thread`]): its
     /// result is recorded, its fiber is never resumed.
@@ -1061,6 +1063,7 @@ pub fn spin_hint(site: Site) {
         site,
         yields: true,
         failed: false,
+        cut: true,
     });
 }
 
@@ -1073,6 +1076,19 @@ pub fn failed_turn_hint(site: Site) {
         site,
         yields: true,
         failed: true,
+        cut: true,
+    });
+}
+
+/// The program yielded where its loop is no wait (it counts, see the C
+/// runtime's `program_spin_hint`): nothing is cut, but a preemption bound
+/// counts no preemption for a switch right after it.
+pub fn yielded(site: Site) {
+    suspend(Request::Spin {
+        site,
+        yields: true,
+        failed: false,
+        cut: false,
     });
 }
 
@@ -1083,6 +1099,7 @@ pub fn loop_hint(site: Site) {
         site,
         yields: false,
         failed: false,
+        cut: true,
     });
 }
 

@@ -295,6 +295,10 @@ impl<'a> Execution<'a> {
                 Pending::Finished
             }
             CoroutineResult::Yield(Request::Spawn { main, .. }) => Pending::Spawn(main),
+            // A yield in a loop that counts is no scheduling point here.
+            CoroutineResult::Yield(Request::Spin { cut: false, .. }) => {
+                return self.resume(t, Outcome::default());
+            }
             CoroutineResult::Yield(Request::Spin { .. }) => Pending::Spin,
             CoroutineResult::Yield(Request::Act { action, bind, site }) => {
                 Pending::Act(action, bind, site)
