@@ -199,12 +199,18 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     let started = std::time::Instant::now();
     let result = match jobs(&cfg) {
         1 => run(body.clone(), &cfg),
-        n if std::env::var_os("C11CHECK_JOBS").is_some() => run_in_processes(
-            &(body.clone() as Arc<dyn Fn() + Send + Sync>),
-            &cfg,
-            n,
-            started,
-        ),
+        // A live run counts how often each bug is hit over all iterations:
+        // a first second's run would not.
+        n if std::env::var_os("C11CHECK_JOBS").is_some()
+            || matches!(cfg.strategy, Strategy::Live { .. }) =>
+        {
+            run_in_processes(
+                &(body.clone() as Arc<dyn Fn() + Send + Sync>),
+                &cfg,
+                n,
+                started,
+            )
+        }
         n => {
             // Most programs are explored within a second: forking workers
             // (each of which runs the top of the tree again) is for the
@@ -350,16 +356,17 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     }
 }
 
-/// Worker processes for an exhaustive run that takes more than a second:
+/// Worker processes for a run that takes more than a second:
 /// `C11CHECK_JOBS`, else the machine's available parallelism (1 for a
-/// replay, a random run, a run already given one shard, or one with an
-/// execution or time budget, which shards would each spend).
+/// replay, a run already given one shard, one with an execution or time
+/// budget, which shards would each spend, or a live robustness run, whose
+/// iterations learn wait loops from those before them).
 fn jobs(cfg: &RunConfig) -> u32 {
     if cfg.replay.is_some()
         || cfg.shard.is_some()
-        || cfg.strategy != Strategy::Exhaustive
         || cfg.max_executions.is_some()
         || cfg.time_budget.is_some()
+        || cfg.robustness && matches!(cfg.strategy, Strategy::Live { .. })
     {
         return 1;
     }
@@ -371,16 +378,67 @@ fn jobs(cfg: &RunConfig) -> u32 {
     n.min(c11check_runtime::MAX_JOBS)
 }
 
-/// What a worker process reports to the parent: its counts, or the replay
-/// string of the bug it found first.
+/// What a worker process reports to the parent: its counts, or the bug it
+/// found first (with, for a live run, how often it and the others were hit).
 enum WorkerResult {
     Pass {
         stats: c11check_explore::Stats,
         loops: bool,
         barriers: bool,
         bound_cuts: u64,
+        /// Live runs: the operations of all iterations.
+        operations: Option<u64>,
     },
-    Bug(String),
+    Bug(WorkerBug),
+}
+
+/// A worker's first bug: its replay string, and for random runs the
+/// iteration and the fields of a live report that add up across workers.
+struct WorkerBug {
+    replay: String,
+    iteration: Option<(u64, u64)>,
+    hits: Option<(u64, u64)>,
+    operations: Option<u64>,
+    /// What names the bug among others (see [`bug_key`]).
+    key: String,
+    /// The worker's other bugs, with their hits.
+    others: Vec<(String, u64)>,
+}
+
+/// The line that tells a live report's bug from another's (the kind and the
+/// message's first line, as `Report::others` shows them).
+fn bug_key(text: &str) -> String {
+    text.lines().next().unwrap_or("").to_string()
+}
+
+/// `text` with tabs, newlines and backslashes escaped (a field of a
+/// worker's message).
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('\t', "\\t")
+        .replace('\n', "\\n")
+}
+
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (c, c == '\\') {
+            (_, true) => match chars.next() {
+                Some('t') => out.push('\t'),
+                Some('n') => out.push('\n'),
+                Some(c) => out.push(c),
+                None => {}
+            },
+            (c, false) => out.push(c),
+        }
+    }
+    out
+}
+
+/// A number field, `-` for none.
+fn opt(n: Option<u64>) -> String {
+    n.map_or("-".into(), |n| n.to_string())
 }
 
 impl WorkerResult {
@@ -391,8 +449,9 @@ impl WorkerResult {
                 loops,
                 barriers,
                 bound_cuts,
+                operations,
             } => format!(
-                "pass {} {} {} {} {} {} {} {} {bound_cuts}",
+                "pass\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{bound_cuts}\t{}",
                 s.executions,
                 s.blocked,
                 s.cut as u8,
@@ -400,48 +459,88 @@ impl WorkerResult {
                 s.bound_pruned,
                 s.elapsed.as_nanos(),
                 *loops as u8,
-                *barriers as u8
+                *barriers as u8,
+                opt(*operations),
             ),
-            WorkerResult::Bug(replay) => format!("bug {replay}"),
+            WorkerResult::Bug(b) => {
+                let mut text = format!(
+                    "bug\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    opt(b.iteration.map(|i| i.0)),
+                    opt(b.iteration.map(|i| i.1)),
+                    opt(b.hits.map(|h| h.0)),
+                    opt(b.hits.map(|h| h.1)),
+                    opt(b.operations),
+                    escape(&b.replay),
+                    escape(&b.key)
+                );
+                for (what, hits) in &b.others {
+                    text.push_str(&format!("\nother\t{hits}\t{}", escape(what)));
+                }
+                text
+            }
         }
     }
     fn decode(text: &str) -> Option<WorkerResult> {
-        if let Some(replay) = text.strip_prefix("bug ") {
-            return Some(WorkerResult::Bug(replay.to_string()));
+        let mut lines = text.lines();
+        let f: Vec<&str> = lines.next()?.split('\t').collect();
+        let num = |x: &str| -> Option<Option<u64>> {
+            match x {
+                "-" => Some(None),
+                x => x.parse().ok().map(Some),
+            }
+        };
+        if let ["bug", iteration, seed, hits, of, operations, replay, key] = f[..] {
+            let pair = |a, b| Some(num(a)?.zip(num(b)?));
+            let mut others = Vec::new();
+            for line in lines {
+                let (hits, what) = line.strip_prefix("other\t")?.split_once('\t')?;
+                others.push((unescape(what), hits.parse().ok()?));
+            }
+            return Some(WorkerResult::Bug(WorkerBug {
+                replay: unescape(replay),
+                iteration: pair(iteration, seed)?,
+                hits: pair(hits, of)?,
+                operations: num(operations)?,
+                key: unescape(key),
+                others,
+            }));
         }
-        let f: Vec<u128> = text
-            .strip_prefix("pass ")?
-            .split(' ')
-            .map(|x| x.parse().ok())
-            .collect::<Option<_>>()?;
-        let [executions, blocked, cut, over_bound, bound_pruned, ns, loops, barriers, bound_cuts] =
-            f[..]
+        let ["pass", rest @ ..] = &f[..] else {
+            return None;
+        };
+        let n: Vec<Option<u64>> = rest.iter().map(|x| num(x)).collect::<Option<_>>()?;
+        let [Some(executions), Some(blocked), Some(cut), Some(over_bound), Some(bound_pruned), Some(ns), Some(loops), Some(barriers), Some(bound_cuts), operations] =
+            n[..]
         else {
             return None;
         };
         Some(WorkerResult::Pass {
             stats: c11check_explore::Stats {
-                executions: executions as u64,
-                blocked: blocked as u64,
+                executions,
+                blocked,
                 cut: cut != 0,
-                over_bound: over_bound as u64,
-                bound_pruned: bound_pruned as u64,
-                elapsed: Duration::from_nanos(ns as u64),
+                over_bound,
+                bound_pruned,
+                elapsed: Duration::from_nanos(ns),
                 ..Default::default()
             },
             loops: loops != 0,
             barriers: barriers != 0,
-            bound_cuts: bound_cuts as u64,
+            bound_cuts,
+            operations,
         })
     }
 }
 
-/// The exhaustive run on `n` worker processes, each forked from this one
-/// (the program's memory is per process) and exploring shard `i/n` of the
-/// executions. Each shard is explored in order, so the bug reported is
-/// the first of the lowest shard that has one, whatever the timing: this
-/// process then replays it (`cfg.replay`) for the report. A worker that
-/// dies without reporting makes this process run everything itself.
+/// The run on `n` worker processes, each forked from this one (the
+/// program's memory is per process) and running shard `i/n`: of the
+/// executions (exhaustive), or of the chunks of iterations (random). Each
+/// shard runs in order, so the bug reported is, whatever the timing, the
+/// first of the lowest shard that has one (exhaustive) or the one of the
+/// earliest iteration (random; a live run adds up how often each bug was
+/// hit): this process then replays it (`cfg.replay`) for the report. A
+/// worker that dies without reporting makes this process run everything
+/// itself.
 fn run_in_processes(
     body: &Arc<dyn Fn() + Send + Sync>,
     cfg: &RunConfig,
@@ -472,14 +571,37 @@ fn run_in_processes(
                         loops: crate::memory::LOOPS_SEEN.load(Relaxed),
                         barriers: crate::memory::BARRIERS_SEEN.load(Relaxed),
                         bound_cuts: crate::memory::BOUND_CUTS.load(Relaxed),
+                        operations: summary.operations,
                     },
-                    Err(report) => WorkerResult::Bug(report.replay.clone()),
+                    Err(r) => WorkerResult::Bug(WorkerBug {
+                        replay: r.replay.clone(),
+                        iteration: r.random_iteration,
+                        hits: r.hits,
+                        operations: r.operations,
+                        key: bug_key(&format!(
+                            "{}: {}",
+                            r.failure.kind.title(),
+                            r.failure.message
+                        )),
+                        others: r.others.clone(),
+                    }),
                 };
                 let text = result.encode();
                 // SAFETY: writes the buffer to the pipe, then ends the
                 // worker without running the program's exit handlers.
                 unsafe {
-                    libc::write(fds[1], text.as_ptr().cast(), text.len());
+                    let mut written = 0;
+                    while written < text.len() {
+                        let got = libc::write(
+                            fds[1],
+                            text[written..].as_ptr().cast(),
+                            text.len() - written,
+                        );
+                        if got <= 0 {
+                            break;
+                        }
+                        written += got as usize;
+                    }
                     libc::_exit(0)
                 }
             }
@@ -522,43 +644,115 @@ fn run_in_processes(
         eprintln!("c11check: a worker process ended without reporting; exploring in this process");
         return run(body.clone(), cfg);
     }
+    let results: Vec<WorkerResult> = results.into_iter().flatten().collect();
     let mut stats = c11check_explore::Stats::default();
-    for r in results.into_iter().flatten() {
+    let mut operations = None::<u64>;
+    // Live runs: every worker's iterations, and each distinct bug's hits.
+    let mut iterations = 0u64;
+    let mut hits: Vec<(String, u64)> = Vec::new();
+    let mut first: Option<&WorkerBug> = None;
+    let mut add_hits = |key: String, n: u64| match hits.iter_mut().find(|(k, _)| *k == key) {
+        Some(h) => h.1 += n,
+        None => hits.push((key, n)),
+    };
+    for r in &results {
         match r {
-            WorkerResult::Bug(replay) => {
-                let again = RunConfig {
-                    replay: Some(replay),
-                    ..cfg.clone()
+            WorkerResult::Bug(b) => {
+                let earlier = match (first.and_then(|f| f.iteration), b.iteration) {
+                    (Some(f), Some(i)) => i.0 < f.0,
+                    _ => first.is_none(),
                 };
-                return match run(body.clone(), &again) {
-                    // A replay this process cannot follow (its heap had no
-                    // earlier executions, say): the bug again, found the
-                    // way one process finds it.
-                    Err(r) if r.failure.kind == FailureKind::Nondeterminism => {
-                        run(body.clone(), cfg)
+                if earlier {
+                    first = Some(b);
+                }
+                if let Some((n, of)) = b.hits {
+                    iterations += of;
+                    add_hits(b.key.clone(), n);
+                    for (what, n) in &b.others {
+                        add_hits(bug_key(what), *n);
                     }
-                    other => other,
-                };
+                }
+                if let Some(ops) = b.operations {
+                    *operations.get_or_insert(0) += ops;
+                }
             }
             WorkerResult::Pass {
                 stats: s,
                 loops,
                 barriers,
                 bound_cuts,
+                operations: ops,
             } => {
-                stats.add(&s);
-                crate::memory::LOOPS_SEEN.fetch_or(loops, Relaxed);
-                crate::memory::BARRIERS_SEEN.fetch_or(barriers, Relaxed);
-                crate::memory::BOUND_CUTS.fetch_add(bound_cuts, Relaxed);
+                stats.add(s);
+                iterations += s.executions + s.blocked;
+                if let Some(ops) = ops {
+                    *operations.get_or_insert(0) += ops;
+                }
+                crate::memory::LOOPS_SEEN.fetch_or(*loops, Relaxed);
+                crate::memory::BARRIERS_SEEN.fetch_or(*barriers, Relaxed);
+                crate::memory::BOUND_CUTS.fetch_add(*bound_cuts, Relaxed);
             }
         }
+    }
+    if let Some(bug) = first {
+        let again = RunConfig {
+            replay: Some(bug.replay.clone()),
+            ..cfg.clone()
+        };
+        return match run(body.clone(), &again) {
+            // A replay this process cannot follow (its heap had no earlier
+            // executions, say): the bug again, found the way one process
+            // finds it.
+            Err(r) if r.failure.kind == FailureKind::Nondeterminism => run(body.clone(), cfg),
+            Err(mut r) => {
+                if let Some((i, seed)) = bug.iteration {
+                    r.random_iteration = Some((i, seed));
+                    r.execution_number = i + 1;
+                }
+                if bug.hits.is_some() {
+                    let key = bug_key(&format!(
+                        "{}: {}",
+                        r.failure.kind.title(),
+                        r.failure.message
+                    ));
+                    let of = |k: &str| hits.iter().find(|(h, _)| h == k).map_or(1, |h| h.1);
+                    r.hits = Some((of(&bug.key), iterations));
+                    r.operations = operations;
+                    // The other bugs: every worker's, each once, in the
+                    // order the workers found them.
+                    let mut others: Vec<(String, u64)> = Vec::new();
+                    for w in results.iter().filter_map(|r| match r {
+                        WorkerResult::Bug(b) => Some(b),
+                        WorkerResult::Pass { .. } => None,
+                    }) {
+                        let theirs = std::iter::once(&w.key)
+                            .chain(w.others.iter().map(|(what, _)| what))
+                            .zip(std::iter::once(None).chain(w.others.iter().map(Some)));
+                        for (k, whole) in theirs {
+                            let k = bug_key(k);
+                            if k == bug.key
+                                || k == key
+                                || others.iter().any(|(o, _)| bug_key(o) == k)
+                            {
+                                continue;
+                            }
+                            let what = whole.map_or(k.clone(), |(what, _)| what.clone());
+                            others.push((what, of(&k)));
+                        }
+                    }
+                    r.others = others;
+                }
+                Err(r)
+            }
+            other => other,
+        };
     }
     stats.elapsed = start.elapsed();
     Ok(c11check_runtime::Summary {
         blocked: stats.blocked,
         stats,
         behaviours: None,
-        operations: None,
+        operations,
     })
 }
 

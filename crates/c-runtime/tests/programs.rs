@@ -1032,4 +1032,44 @@ int main() {
     };
     assert_eq!(replay(&first), replay(&again), "{first}\n{again}");
     assert!(first.contains("assertion"), "{first}");
+    // Random runs: the workers take every Nth chunk of iterations and the
+    // report is one process's: the same first iteration, replay and (live)
+    // hit count on any number of workers.
+    let verdict = |e: &str| {
+        e.lines()
+            .filter(|l| {
+                l.starts_with("c11check found")
+                    || l.contains("(hit in")
+                    || l.starts_with("Replay it with")
+                    || l.starts_with("c11check: no bug found")
+            })
+            // Not the time a passing run took.
+            .map(|l| l.split(" of /").next().unwrap_or(l).to_string())
+            .collect::<Vec<_>>()
+    };
+    for live in ["1", "0"] {
+        let env = |jobs| {
+            [
+                ("C11CHECK_ITERATIONS", "300"),
+                ("C11CHECK_LIVE", live),
+                ("C11CHECK_JOBS", jobs),
+            ]
+        };
+        let (code, one) = run(&racy, &env("1"));
+        assert_eq!(code, 1, "{one}");
+        assert!(one.contains("in random iteration"), "{one}");
+        assert_eq!(one.contains("(hit in"), live == "1", "{one}");
+        for jobs in ["2", "3"] {
+            let (_, many) = run(&racy, &env(jobs));
+            assert_eq!(
+                verdict(&many),
+                verdict(&one),
+                "{jobs} jobs:\n{many}\none:\n{one}"
+            );
+        }
+        let (code, one) = run(&counter, &env("1"));
+        assert_eq!(code, 0, "{one}");
+        let (_, two) = run(&counter, &env("2"));
+        assert_eq!(verdict(&two), verdict(&one), "{two}\n{one}");
+    }
 }

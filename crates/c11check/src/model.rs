@@ -99,20 +99,24 @@ pub struct Builder {
     /// report one with which the whole check passes (at most 256 re-runs and
     /// 30 s). On by default; `C11CHECK_REPAIR=0` turns it off.
     pub repair: bool,
-    /// Worker threads of an exhaustive run (at most 64). 1 by default:
+    /// Worker threads of a run (at most 64): an exhaustive run hands them
+    /// pending branches, a random one chunks of 16 iterations. 1 by default:
     /// workers run the closure at once on several OS threads, so a test may
     /// run on more only if nothing in it outlives an execution: no static
     /// c11check object (atomic, `OnceLock`, `LazyLock`, `lazy_static!`) and
     /// none captured by the closure (c11check stops with a report naming
     /// `jobs(1)` when workers share one), and no std static or thread-local
     /// the closure's code changes. The same executions are explored with
-    /// any number; with a bug, the one reported may differ (its replay runs
-    /// on one worker). `C11CHECK_JOBS`.
+    /// any number; with a bug, the one an exhaustive run reports may differ
+    /// (its replay runs on one worker), a random run reports the same bug
+    /// (the earliest iteration's; live runs: the same hit counts). A live
+    /// robustness run uses one worker. `C11CHECK_JOBS`.
     pub jobs: usize,
-    /// Explore only shard `I/N` of the executions (exhaustive runs): the
-    /// shards `1/N` … `N/N`, run anywhere (a CI matrix, `cargo nextest
-    /// --partition`-style jobs), together explore each execution exactly
-    /// once. `C11CHECK_SHARD=I/N`.
+    /// Explore only shard `I/N` of the executions (of an exhaustive run;
+    /// of a random run, every Nth chunk of 16 iterations): the shards `1/N`
+    /// … `N/N`, run anywhere (a CI matrix, `cargo nextest
+    /// --partition`-style jobs), together explore each execution (each
+    /// iteration) exactly once. `C11CHECK_SHARD=I/N`.
     pub shard: Option<c11check_runtime::Shard>,
 }
 

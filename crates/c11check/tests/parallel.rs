@@ -1,6 +1,8 @@
-//! Exhaustive runs on several worker threads (`Builder::jobs`): the same
-//! executions as one worker, bugs found and replayed on one, and objects
-//! that would be shared between workers refused with what to do.
+//! Runs on several worker threads (`Builder::jobs`): exhaustive runs
+//! explore the same executions as one worker, random and live runs report
+//! the same bug, hits and counts as one worker, shards of a random run
+//! split its iterations, bugs replay on one worker, and objects that would
+//! be shared between workers are refused with what to do.
 
 use c11check::model::Builder;
 use c11check::sync::atomic::{AtomicUsize, Ordering::*};
@@ -100,6 +102,15 @@ fn a_static_used_by_several_workers_is_refused_with_what_to_do() {
             .contains("run this test on one worker (`jobs(1)`)"),
         "{r}"
     );
+    // Random runs too, live and graph-based.
+    for graph in [false, true] {
+        let mut b = Builder::new().random(200).jobs(2);
+        if graph {
+            b = b.graph_random();
+        }
+        let r = b.explore(body).unwrap_err();
+        assert!(r.to_string().contains("(`jobs(1)`)"), "{r}");
+    }
 }
 
 c11check::thread_local! {
@@ -137,4 +148,147 @@ fn thread_locals_and_leak_tracking_are_per_worker() {
     let r = Builder::new().jobs(2).explore(leaky).unwrap_err();
     assert_eq!(r.failure.kind, FailureKind::Leak, "{r}");
     Builder::new().jobs(2).explore(stack_program).unwrap();
+}
+
+/// A bug a random run hits in some iterations only: a reader that sees
+/// the flag before the data (relaxed), with a second, rarer bug (both
+/// values seen stale) told apart by its message.
+fn sometimes_broken() {
+    let data = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicUsize::new(0));
+    let (d, f) = (data.clone(), flag.clone());
+    let t = thread::spawn(move || {
+        d.store(1, Relaxed);
+        f.store(1, Relaxed);
+    });
+    thread::yield_now();
+    if flag.load(Relaxed) == 1 {
+        let seen = data.load(Relaxed);
+        let again = data.load(Relaxed);
+        assert!(seen == 1 || again == 1, "both reads stale");
+        assert_eq!(seen, 1, "first read stale");
+    }
+    t.join().unwrap();
+}
+
+#[test]
+fn random_runs_on_workers_report_what_one_worker_does() {
+    // Graph-based random runs stop at the first bug: the same iteration
+    // on any number of workers, whichever finishes first.
+    for seed in 0..4 {
+        let run = |jobs| {
+            Builder::new()
+                .random(400)
+                .graph_random()
+                .seed(seed)
+                .jobs(jobs)
+                .explore(sometimes_broken)
+                .unwrap_err()
+        };
+        let one = run(1);
+        for jobs in [2, 3] {
+            let many = run(jobs);
+            assert_eq!(many.random_iteration, one.random_iteration, "{many}");
+            assert_eq!(many.replay, one.replay, "{many}");
+            assert_eq!(many.failure.message, one.failure.message);
+            assert_eq!(many.execution_number, one.execution_number);
+        }
+    }
+    let one = Builder::new()
+        .random(300)
+        .graph_random()
+        .explore(stack_program)
+        .unwrap();
+    let two = Builder::new()
+        .random(300)
+        .graph_random()
+        .jobs(2)
+        .explore(stack_program)
+        .unwrap();
+    assert_eq!(
+        (two.stats.executions, two.blocked),
+        (one.stats.executions, one.blocked)
+    );
+    assert_eq!(one.stats.executions + one.blocked, 300);
+}
+
+#[test]
+fn live_runs_on_workers_count_the_hits_one_worker_does() {
+    // Live runs run every iteration and count how often each bug is hit.
+    for seed in 0..3 {
+        let run = |jobs| {
+            Builder::new()
+                .random(500)
+                .seed(seed)
+                .jobs(jobs)
+                .explore(sometimes_broken)
+                .unwrap_err()
+        };
+        let one = run(1);
+        let (hits, of) = one.hits.expect("a live report counts hits");
+        assert!(hits > 0 && hits < 500 && of == 500, "{one}");
+        for jobs in [2, 4] {
+            let many = run(jobs);
+            assert_eq!(many.random_iteration, one.random_iteration, "{many}");
+            assert_eq!(many.hits, one.hits, "{many}");
+            assert_eq!(many.others, one.others, "{many}");
+            assert_eq!(many.operations, one.operations, "{many}");
+            assert_eq!(many.replay, one.replay, "{many}");
+        }
+        // The report's replay runs its iteration alone.
+        let again = Builder::new()
+            .replay(&one.replay)
+            .explore(sometimes_broken)
+            .unwrap_err();
+        assert_eq!(again.failure.message, one.failure.message);
+    }
+    let one = Builder::new().random(500).explore(stack_program).unwrap();
+    let two = Builder::new()
+        .random(500)
+        .jobs(2)
+        .explore(stack_program)
+        .unwrap();
+    assert_eq!(one.stats.executions, 500);
+    assert_eq!(
+        (two.stats.executions, two.behaviours, two.operations),
+        (one.stats.executions, one.behaviours, one.operations)
+    );
+}
+
+#[test]
+fn random_shards_run_each_iteration_once() {
+    // Shards of a random run split its chunks of iterations: their counts
+    // add up to the whole run's, and a bug the whole run reports is the
+    // one of the shard holding its iteration.
+    let whole = Builder::new().random(1000).explore(stack_program).unwrap();
+    for n in 1..=4u32 {
+        let (mut executions, mut operations) = (0, 0);
+        for i in 1..=n {
+            let s = Builder::new()
+                .random(1000)
+                .shard(i, n)
+                .explore(stack_program)
+                .unwrap();
+            executions += s.stats.executions;
+            operations += s.operations.unwrap();
+        }
+        assert_eq!(executions, whole.stats.executions, "{n} shards");
+        assert_eq!(Some(operations), whole.operations, "{n} shards");
+    }
+    let first = Builder::new()
+        .random(400)
+        .graph_random()
+        .explore(sometimes_broken)
+        .unwrap_err();
+    let (i, _) = first.random_iteration.unwrap();
+    let chunk = i / c11check_explore::random::CHUNK;
+    let owner = (chunk % 3) as u32 + 1;
+    let sharded = Builder::new()
+        .random(400)
+        .graph_random()
+        .shard(owner, 3)
+        .explore(sometimes_broken)
+        .unwrap_err();
+    assert_eq!(sharded.random_iteration, first.random_iteration);
+    assert_eq!(sharded.replay, first.replay);
 }

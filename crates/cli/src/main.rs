@@ -95,12 +95,15 @@ struct LitmusArgs {
     /// Explore only shard I of N (from 1): the shards 1/N … N/N, run on
     /// as many machines (a CI matrix), together explore each execution
     /// exactly once; `c11check merge` adds up their `--json` summaries.
+    /// With `--random`, a shard runs every Nth chunk of 16 iterations (the
+    /// shards together run the whole run's iterations, each once).
     /// Default: `C11CHECK_SHARD`.
-    #[arg(long, value_name = "I/N", conflicts_with_all = ["random", "robustness"])]
+    #[arg(long, value_name = "I/N", conflicts_with = "robustness")]
     shard: Option<c11check_litmus::Shard>,
-    /// Worker threads of an exhaustive run (default: `C11CHECK_JOBS`, else
-    /// the machine's available parallelism). Counts and states are the
-    /// same with any number.
+    /// Worker threads (default: `C11CHECK_JOBS`, else the machine's
+    /// available parallelism): an exhaustive run hands pending graphs to
+    /// them, a random run chunks of 16 iterations. Counts and states are
+    /// the same with any number.
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
     /// Run this many random executions instead of all of them (each

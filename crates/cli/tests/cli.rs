@@ -268,45 +268,60 @@ fn merged_shards_are_the_whole_run() {
     let dir = std::env::temp_dir().join(format!("c11check-merge-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let suite = "litmus/".to_string();
-    let (code, whole, err) = c11check(&["litmus", "--json", "-j", "1", &suite]);
-    assert_eq!(code, 0, "{err}");
-    let whole = by_name(&whole);
-    let mut files = Vec::new();
-    for i in 1..=3 {
-        let shard = format!("{i}/3");
-        let (code, out, err) =
-            c11check(&["litmus", "--json", "-j", "2", "--shard", &shard, &suite]);
-        assert_eq!(code, 0, "{err}");
-        let f = dir.join(format!("shard{i}.json"));
-        std::fs::write(&f, out).unwrap();
-        files.push(f.display().to_string());
-    }
     let args = |fs: &[&String]| {
         let mut a = vec!["merge", "--json"];
         a.extend(fs.iter().map(|s| s.as_str()));
         a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
     };
-    let all: Vec<&String> = files.iter().collect();
-    let a = args(&all);
-    let (code, merged, err) = c11check(&a.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(code, 0, "{err}");
-    let merged = by_name(&merged);
-    assert_eq!(merged.len(), whole.len());
-    for (name, w) in &whole {
-        let m = &merged[name];
-        for k in [
-            "executions",
-            "blocked",
-            "states",
-            "state_counts",
-            "ok",
-            "observation",
-            "race",
-            "race_between",
-        ] {
-            assert_eq!(m[k], w[k], "{name}: {k}");
+    let mut files = Vec::new();
+    // Exhaustive runs, and random ones on the live memory and as graphs
+    // (whose shards split the chunks of iterations).
+    for mode in [
+        &[][..],
+        &["--random", "1500"],
+        &["--random", "1500", "--graph"],
+    ] {
+        let run = |extra: &[&str]| {
+            let mut a = vec!["litmus", "--json"];
+            a.extend(mode.iter().copied());
+            a.extend(extra.iter().copied());
+            a.push(&suite);
+            c11check(&a)
+        };
+        let (_, whole, err) = run(&["-j", "1"]);
+        assert!(!whole.is_empty(), "{mode:?}: {err}");
+        let whole = by_name(&whole);
+        files.clear();
+        for i in 1..=3 {
+            let shard = format!("{i}/3");
+            let (_, out, err) = run(&["-j", "2", "--shard", &shard]);
+            assert!(!out.is_empty(), "{mode:?}: {err}");
+            let f = dir.join(format!("shard{i}.json"));
+            std::fs::write(&f, out).unwrap();
+            files.push(f.display().to_string());
         }
-        assert_eq!(m["shards"], 3, "{name}");
+        let all: Vec<&String> = files.iter().collect();
+        let a = args(&all);
+        let (code, merged, err) = c11check(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{mode:?}: {err}");
+        let merged = by_name(&merged);
+        assert_eq!(merged.len(), whole.len());
+        for (name, w) in &whole {
+            let m = &merged[name];
+            for k in [
+                "executions",
+                "blocked",
+                "states",
+                "state_counts",
+                "ok",
+                "observation",
+                "race",
+                "race_between",
+            ] {
+                assert_eq!(m[k], w[k], "{mode:?} {name}: {k}");
+            }
+            assert_eq!(m["shards"], 3, "{name}");
+        }
     }
     // A shard missing, or one given twice: no merged counts, and why.
     let a = args(&[&files[0], &files[2]]);

@@ -7,9 +7,13 @@
 //! Iteration `i` of a run with seed `s` depends only on `(s, i)`, so a report
 //! names the seed of the failing iteration and it can be run again alone.
 
-use crate::{Config, Driver, Ending, Execution, Stats, Visitor};
+use crate::{Config, Driver, Ending, Execution, Shard, Stats, Visitor};
 use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph};
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// A small, fast generator (SplitMix64); good enough for choosing steps.
 #[derive(Clone, Debug)]
@@ -48,10 +52,34 @@ pub fn explore<D: Driver, V: Visitor>(
     visitor: &mut V,
 ) -> Stats {
     let start = Instant::now();
+    explore_range(
+        driver,
+        config,
+        seed,
+        0..iterations,
+        start,
+        on_iteration,
+        visitor,
+    )
+}
+
+/// [`explore`] over the iterations `range` of a run that started at
+/// `start` (a chunk of a parallel run, see [`deal`]).
+pub fn explore_range<D: Driver, V: Visitor>(
+    driver: &mut D,
+    config: &Config,
+    seed: u64,
+    range: Range<u64>,
+    start: Instant,
+    on_iteration: &mut dyn FnMut(u64, u64),
+    visitor: &mut V,
+) -> Stats {
+    let chunk_start = Instant::now();
     let mut stats = Stats::default();
     let mut last_progress = std::time::Duration::ZERO;
-    for i in 0..iterations {
-        let now = start.elapsed();
+    let end = range.end;
+    for i in range {
+        let now = chunk_start.elapsed();
         if now - last_progress >= std::time::Duration::from_secs(1) {
             last_progress = now;
             stats.elapsed = now;
@@ -110,12 +138,138 @@ pub fn explore<D: Driver, V: Visitor>(
             .is_some_and(|m| stats.executions + stats.blocked >= m);
         let over_time = config.time_budget.is_some_and(|b| start.elapsed() >= b);
         if !keep_going || over_count || over_time {
-            stats.cut = i + 1 < iterations;
+            stats.cut = i + 1 < end;
             break;
         }
     }
     stats.elapsed = start.elapsed();
     stats
+}
+
+/// Random runs deal their iterations to workers (and shards) in chunks of
+/// this many consecutive ones. (Live runs' PCT also learns the length of
+/// executions anew in each chunk, so that no iteration depends on another
+/// chunk's.)
+pub const CHUNK: u64 = 16;
+
+/// The iterations of chunk `k` of a run of `iterations`.
+pub fn chunk_range(k: u64, iterations: u64) -> Range<u64> {
+    k.saturating_mul(CHUNK).min(iterations)
+        ..(k.saturating_add(1)).saturating_mul(CHUNK).min(iterations)
+}
+
+/// Whether `shard` (all of them when `None`) owns chunk `k`: chunks are
+/// dealt round-robin, so every shard gets iterations from the whole run.
+pub fn shard_owns_chunk(shard: Option<Shard>, k: u64) -> bool {
+    shard.is_none_or(|s| k % u64::from(s.count) == u64::from(s.index))
+}
+
+/// Runs one chunk of iterations on a worker: its result, and whether the
+/// run stops there (see [`deal`]).
+pub type RunChunk<'a, W, R> = dyn Fn(&mut W, Range<u64>) -> (R, bool) + Sync + 'a;
+
+/// Runs the iterations `0..iterations` (with `shard`, its chunks only) on
+/// `jobs` worker threads, a chunk ([`CHUNK`] consecutive iterations) at a
+/// time. `run_chunk` runs one chunk on a worker (made by `make_worker`,
+/// numbered from 0) and says whether the run stops there (a bug, a spent
+/// budget). `merge` gets the chunks' results on the calling thread in
+/// iteration order, up to and including the first that stops or that
+/// `merge` answers `false` to; `tick` is called there about once a second.
+/// Whatever the timing, `merge` sees what one worker running the chunks in
+/// order would produce: chunks run past the stop are dropped. With one job
+/// everything runs on the calling thread.
+#[allow(clippy::too_many_arguments)]
+pub fn deal<W, R: Send>(
+    jobs: usize,
+    iterations: u64,
+    shard: Option<Shard>,
+    make_worker: &(dyn Fn(usize) -> W + Sync),
+    run_chunk: &RunChunk<'_, W, R>,
+    merge: &mut dyn FnMut(R) -> bool,
+    tick: &mut dyn FnMut(),
+) {
+    let chunks = iterations.div_ceil(CHUNK);
+    let owned = move |j: u64| match shard {
+        None => j,
+        Some(s) => j * u64::from(s.count) + u64::from(s.index),
+    };
+    if jobs <= 1 {
+        let mut worker = make_worker(0);
+        let mut last = Instant::now();
+        for k in (0..).map(owned).take_while(|&k| k < chunks) {
+            let (r, stop) = run_chunk(&mut worker, chunk_range(k, iterations));
+            if !merge(r) || stop {
+                return;
+            }
+            if last.elapsed() >= Duration::from_secs(1) {
+                last = Instant::now();
+                tick();
+            }
+        }
+        return;
+    }
+    let next = AtomicU64::new(0);
+    let stop_at = AtomicU64::new(u64::MAX);
+    let (send, receive) = mpsc::channel::<(u64, R, bool)>();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|w| {
+                let (next, stop_at, send) = (&next, &stop_at, send.clone());
+                scope.spawn(move || {
+                    let mut worker = make_worker(w);
+                    loop {
+                        let k = owned(next.fetch_add(1, SeqCst));
+                        if k >= chunks || k > stop_at.load(SeqCst) {
+                            break;
+                        }
+                        let (r, stop) = run_chunk(&mut worker, chunk_range(k, iterations));
+                        if stop {
+                            stop_at.fetch_min(k, SeqCst);
+                        }
+                        if send.send((k, r, stop)).is_err() {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(send);
+        // Results wait here until every chunk before theirs is merged.
+        let mut waiting: BTreeMap<u64, (R, bool)> = BTreeMap::new();
+        let mut expected = (0..).map(owned);
+        let mut want = expected.next().unwrap_or(u64::MAX);
+        let mut stopped = false;
+        let mut last = Instant::now();
+        loop {
+            match receive.recv_timeout(Duration::from_millis(200)) {
+                Ok((k, r, stop)) => {
+                    if !stopped {
+                        waiting.insert(k, (r, stop));
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            while let Some((r, stop)) = waiting.remove(&want) {
+                if !merge(r) || stop {
+                    stopped = true;
+                    stop_at.fetch_min(want, SeqCst);
+                    waiting.clear();
+                    break;
+                }
+                want = expected.next().unwrap_or(u64::MAX);
+            }
+            if last.elapsed() >= Duration::from_secs(1) {
+                last = Instant::now();
+                tick();
+            }
+        }
+        for w in workers {
+            if let Err(p) = w.join() {
+                std::panic::resume_unwind(p);
+            }
+        }
+    });
 }
 
 enum Step {

@@ -11,6 +11,7 @@ use c11check_model::{Action, BlockReason, Loc, Model, Value};
 use std::collections::BTreeMap;
 
 /// What the live iterations of a test found.
+#[derive(Default)]
 pub struct LiveOutcome {
     pub states: BTreeMap<Vec<Value>, u64>,
     pub positive: u64,
@@ -42,12 +43,27 @@ pub(crate) fn next(
     r.map_err(|_| pending.expect("a pending operation"))
 }
 
-/// Runs `iterations` live executions of `test` from `seed`.
+impl LiveOutcome {
+    /// Adds what `other`'s iterations found.
+    pub fn merge(&mut self, other: LiveOutcome) {
+        for (state, n) in other.states {
+            *self.states.entry(state).or_insert(0) += n;
+        }
+        self.positive += other.positive;
+        self.negative += other.negative;
+        self.race |= other.race;
+        self.executions += other.executions;
+        self.blocked += other.blocked;
+    }
+}
+
+/// Runs the live iterations `iterations` of `test` from `seed` (iteration
+/// `i` depends on `seed` and `i` only).
 pub fn run_live(
     test: &LitmusTest,
     model: Model,
     loop_bound: u32,
-    iterations: u64,
+    iterations: std::ops::Range<u64>,
     seed: u64,
 ) -> LiveOutcome {
     let keys = state_keys(test);
@@ -61,7 +77,7 @@ pub fn run_live(
         executions: 0,
         blocked: 0,
     };
-    for i in 0..iterations {
+    for i in iterations {
         let mut rng = SplitMix64::new(iteration_seed(seed, i));
         let mut mem = LiveMemory::for_model(model);
         for &v in &test.init {

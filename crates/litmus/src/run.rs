@@ -2,7 +2,7 @@
 
 use crate::ast::*;
 use crate::interp::LitmusProgram;
-use c11check_explore::{exhaustive, Config, Ending, Execution, Stats, Visitor};
+use c11check_explore::{exhaustive, random, Config, Ending, Execution, Stats, Visitor};
 use c11check_model::{Loc, Model, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -32,10 +32,11 @@ pub struct RunOptions {
     /// Explore only the executions some schedule reaches with at most this
     /// many preemptions (see `c11check_explore::bound`).
     pub preemption_bound: Option<u32>,
-    /// Worker threads of an exhaustive run (`run_test` only; 1: this
-    /// thread alone). The counts and states do not depend on it.
+    /// Worker threads (`run_test` only; 1: this thread alone). The counts
+    /// and states do not depend on it.
     pub jobs: usize,
-    /// Explore one shard's share of the executions (exhaustive runs).
+    /// Explore one shard's share of the executions (random runs: of the
+    /// chunks of iterations).
     pub shard: Option<c11check_explore::Shard>,
 }
 
@@ -293,10 +294,89 @@ pub fn state_of(
 
 /// Explores every execution of `test` and summarises them.
 pub fn run_test(test: &LitmusTest, opts: &RunOptions) -> TestReport {
-    if opts.jobs > 1 && opts.random.is_none() && opts.shard.is_none() {
+    if let Some((iterations, seed)) = opts.random {
+        return run_test_random(test, opts, iterations, seed);
+    }
+    if opts.jobs > 1 && opts.shard.is_none() {
         return run_test_parallel(test, opts);
     }
     run_test_with(test, opts, &mut |_, _| {})
+}
+
+/// [`run_test`]'s random run: chunks of iterations dealt to `opts.jobs`
+/// workers (`random::deal`; with `opts.shard`, that shard's chunks), the
+/// tallies merged in iteration order, so that every number of jobs counts
+/// the same. A budget of executions stops the run at the end of the chunk
+/// that reaches it.
+fn run_test_random(test: &LitmusTest, opts: &RunOptions, iterations: u64, seed: u64) -> TestReport {
+    let start = std::time::Instant::now();
+    let keys = state_keys(test);
+    let program = || LitmusProgram {
+        test,
+        loop_bound: opts.loop_bound,
+    };
+    let within_budget = |executions: u64| opts.max_executions.is_none_or(|m| executions < m);
+    if opts.live && opts.model.has_live_memory() {
+        let mut whole = crate::live::LiveOutcome::default();
+        let run_chunk = |_: &mut (), range| {
+            let o = crate::live::run_live(test, opts.model, opts.loop_bound, range, seed);
+            (o, opts.time_budget.is_some_and(|b| start.elapsed() >= b))
+        };
+        random::deal(
+            opts.jobs,
+            iterations,
+            opts.shard,
+            &|_| (),
+            &run_chunk,
+            &mut |o| {
+                whole.merge(o);
+                within_budget(whole.executions + whole.blocked)
+            },
+            &mut || {},
+        );
+        return live_report(test, opts, keys, whole, start.elapsed());
+    }
+    let mut config = explorer_config(test, opts, &keys);
+    config.max_executions = None;
+    let make = |_| {
+        let visitor = TallyVisitor {
+            tally: Tally::default(),
+            test,
+            keys: &keys,
+            replayer: program(),
+        };
+        (program(), visitor)
+    };
+    let run_chunk = |(program, visitor): &mut (LitmusProgram, TallyVisitor), range| {
+        let stats = random::explore_range(
+            program,
+            &config,
+            seed,
+            range,
+            start,
+            &mut |_, _| {},
+            visitor,
+        );
+        let tally = std::mem::take(&mut visitor.tally);
+        ((tally, stats.clone()), stats.cut)
+    };
+    let (mut tally, mut stats) = (Tally::default(), Stats::default());
+    random::deal(
+        opts.jobs,
+        iterations,
+        opts.shard,
+        &make,
+        &run_chunk,
+        &mut |(t, s)| {
+            tally.merge(t);
+            stats.add(&s);
+            within_budget(stats.executions + stats.blocked)
+        },
+        &mut || {},
+    );
+    stats.cut |= !within_budget(stats.executions + stats.blocked);
+    stats.elapsed = start.elapsed();
+    report(test, opts, keys, tally, stats)
 }
 
 /// The explorer's configuration for `test` under `opts`.
@@ -382,31 +462,8 @@ pub fn run_test_inspecting(
     let live = opts.live && opts.model.has_live_memory();
     if let (true, Some((iterations, seed))) = (live, opts.random) {
         let start = std::time::Instant::now();
-        let o = crate::live::run_live(test, opts.model, opts.loop_bound, iterations, seed);
-        let ok = match test.condition.quantifier {
-            Quantifier::Exists => o.positive > 0,
-            Quantifier::NotExists => o.positive == 0,
-            Quantifier::Forall => o.negative == 0,
-        };
-        return TestReport {
-            name: test.name.clone(),
-            model: opts.model.name().to_string(),
-            keys,
-            states: o.states,
-            ok,
-            positive: o.positive,
-            negative: o.negative,
-            race: o.race,
-            race_between: None,
-            stats: Stats {
-                executions: o.executions,
-                blocked: o.blocked,
-                elapsed: start.elapsed(),
-                ..Stats::default()
-            },
-            condition: test.condition.clone(),
-            shard: None,
-        };
+        let o = crate::live::run_live(test, opts.model, opts.loop_bound, 0..iterations, seed);
+        return live_report(test, opts, keys, o, start.elapsed());
     }
     let stats = match opts.random {
         None => exhaustive::explore(&mut program, &config, &mut visit),
@@ -420,6 +477,40 @@ pub fn run_test_inspecting(
         ),
     };
     report(test, opts, keys, tally.into_inner(), stats)
+}
+
+/// The report of a live run that found `o`.
+fn live_report(
+    test: &LitmusTest,
+    opts: &RunOptions,
+    keys: Vec<Key>,
+    o: crate::live::LiveOutcome,
+    elapsed: std::time::Duration,
+) -> TestReport {
+    let ok = match test.condition.quantifier {
+        Quantifier::Exists => o.positive > 0,
+        Quantifier::NotExists => o.positive == 0,
+        Quantifier::Forall => o.negative == 0,
+    };
+    TestReport {
+        name: test.name.clone(),
+        model: opts.model.name().to_string(),
+        keys,
+        states: o.states,
+        ok,
+        positive: o.positive,
+        negative: o.negative,
+        race: o.race,
+        race_between: None,
+        stats: Stats {
+            executions: o.executions,
+            blocked: o.blocked,
+            elapsed,
+            ..Stats::default()
+        },
+        condition: test.condition.clone(),
+        shard: opts.shard,
+    }
 }
 
 /// The report of a run that counted `tally`.

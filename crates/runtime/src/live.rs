@@ -8,7 +8,7 @@
 use crate::report::{Failure, FailureKind, Report};
 use crate::run::{RunConfig, Summary};
 use crate::{install_shared, LocCell, Outcome, Request, Shared, Site, ThreadMain};
-use c11check_explore::random::{iteration_seed, SplitMix64};
+use c11check_explore::random::{self, iteration_seed, SplitMix64};
 use c11check_explore::Stats;
 use c11check_model::live::{LiveMemory, ReadFrom};
 use c11check_model::{Action, BlockReason};
@@ -978,132 +978,371 @@ pub(crate) fn creation_race(t: u32, creator: u32, loc: c11check_model::Loc) -> F
     }
 }
 
-/// Runs `iterations` live executions of `main` (or replays one seed).
+/// How a live run picks its schedules (the same for every iteration), and
+/// how its replay strings say so.
+#[derive(Clone, Copy)]
+struct Scheduling {
+    pct_depth: Option<u32>,
+    park_loads: bool,
+    strong_cas: bool,
+}
+
+impl Scheduling {
+    /// The replay string of iteration seed `s` (PCT's `steps`): `l1:<seed>`
+    /// (uniform, loads park), `l1:<seed>:uniform` (loads do not park) or
+    /// `l1:<seed>:<pct depth>:<pct steps>`, each followed by `:strong` when
+    /// weak compare-exchanges never fail spuriously.
+    fn replay(&self, s: u64, steps: u64) -> String {
+        let strong = if self.strong_cas { ":strong" } else { "" };
+        match self.pct_depth {
+            Some(d) => format!("l1:{s}:{d}:{steps}{strong}"),
+            None if self.park_loads => format!("l1:{s}{strong}"),
+            None => format!("l1:{s}:uniform{strong}"),
+        }
+    }
+}
+
+/// One OS thread's live runtime: the fibers' state and stacks, installed
+/// on the thread while it lives.
+struct LiveWorker {
+    shared: Rc<RefCell<Shared>>,
+    stacks: crate::fiber::StackPool,
+    /// With robustness: what the iterations learn of wait loops, and the
+    /// stale reads they hold (see `crate::robust_live`; one worker runs
+    /// every iteration then, as each learns from those before it).
+    learned: Learned,
+}
+
+impl LiveWorker {
+    fn new(sched: Scheduling, cfg: &RunConfig) -> Self {
+        crate::install_panic_hook();
+        let shared = Rc::new(RefCell::new(Shared::default()));
+        install_shared(Some(shared.clone()));
+        crate::MODELLING.with(|m| m.set(true));
+        crate::count_run(true);
+        shared.borrow_mut().strong_cas = sched.strong_cas;
+        shared.borrow_mut().ignore_races = !cfg.report_races;
+        LiveWorker {
+            shared,
+            stacks: crate::fiber::StackPool::default(),
+            learned: Learned::default(),
+        }
+    }
+}
+
+impl Drop for LiveWorker {
+    fn drop(&mut self) {
+        install_shared(None);
+        crate::MODELLING.with(|m| m.set(false));
+        crate::count_run(false);
+        crate::alloc::release_quarantine();
+        crate::set_worker(None);
+    }
+}
+
+/// What a chunk of live iterations found (see [`LiveChunk::merge`]).
+#[derive(Default)]
+struct LiveChunk {
+    stats: Stats,
+    /// Each distinct bug with how many iterations hit it, in the order of
+    /// the iterations that first hit them.
+    found: Vec<(Box<Report>, u64)>,
+    /// Distinct behaviours seen (see `Thread::reads_hash`).
+    behaviours: std::collections::HashSet<u64>,
+    iterations: u64,
+    ops: u64,
+}
+
+/// Whether two failures are the same bug: the same kind and first line of
+/// the message (an assertion's `left`/`right` values may differ).
+fn same_bug(a: &Failure, b: &Failure) -> bool {
+    let first = |m: &str| m.lines().next().unwrap_or("").to_string();
+    a.kind == b.kind && first(&a.message) == first(&b.message)
+}
+
+impl LiveChunk {
+    /// Adds the iterations of `later` (which come after these).
+    fn merge(&mut self, later: LiveChunk) {
+        self.stats.add(&later.stats);
+        for (r, hits) in later.found {
+            match self
+                .found
+                .iter_mut()
+                .find(|(f, _)| same_bug(&f.failure, &r.failure))
+            {
+                Some(f) => f.1 += hits,
+                None => self.found.push((r, hits)),
+            }
+        }
+        self.behaviours.extend(later.behaviours);
+        self.iterations += later.iterations;
+        self.ops += later.ops;
+    }
+}
+
+/// Progress of a live run, shared by its workers: a line a second once the
+/// run is longer than a second.
+struct LiveProgress {
+    start: Instant,
+    last: std::sync::Mutex<Instant>,
+    iterations: std::sync::atomic::AtomicU64,
+    ops: std::sync::atomic::AtomicU64,
+    /// Of the chunks merged so far.
+    behaviours: std::sync::atomic::AtomicU64,
+    bugs: std::sync::atomic::AtomicU64,
+}
+
+impl LiveProgress {
+    fn iteration_done(&self, ops: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = self.iterations.fetch_add(1, Relaxed) + 1;
+        let ops = self.ops.fetch_add(ops, Relaxed) + ops;
+        if self.start.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let Ok(mut last) = self.last.try_lock() else {
+            return;
+        };
+        if last.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        *last = Instant::now();
+        let secs = self.start.elapsed().as_secs_f64();
+        eprintln!(
+            "c11check: {n} random executions in {secs:.1}s ({:.0}/s, {:.1} M operations/s), {} distinct behaviours, {} distinct bugs",
+            n as f64 / secs,
+            ops as f64 / secs / 1e6,
+            self.behaviours.load(Relaxed),
+            self.bugs.load(Relaxed),
+        );
+    }
+}
+
+/// Runs `iterations` live executions of `main` (or replays one seed). The
+/// iterations go in chunks to `cfg.jobs` worker threads, each with its own
+/// runtime (`random::deal`; with `cfg.shard`, that shard's chunks only),
+/// and what they find is merged in iteration order, so that any number of
+/// workers reports the same bugs, hit counts and behaviours. With
+/// robustness one worker runs them all (each iteration learns wait loops
+/// from those before it).
 pub(crate) fn run_live(
     main: Arc<dyn Fn() + Send + Sync>,
     cfg: &RunConfig,
     iterations: u64,
     seed: u64,
 ) -> Result<Summary, Box<Report>> {
-    crate::install_panic_hook();
-    let shared = Rc::new(RefCell::new(Shared::default()));
-    install_shared(Some(shared.clone()));
-    crate::MODELLING.with(|m| m.set(true));
-    crate::count_run(true);
     let _watchdog = crate::watchdog::watch();
     let start = Instant::now();
-    let mut last_progress = Instant::now();
-    let mut stacks = crate::fiber::StackPool::default();
-    let mut stats = Stats::default();
-    // A replay string: `l1:<seed>` (uniform, loads park), `l1:<seed>:uniform`
-    // (loads do not park) or `l1:<seed>:<pct depth>:<pct steps>`, each
-    // followed by `:strong` when weak compare-exchanges never fail spuriously.
-    let mut replay: Option<Vec<&str>> = cfg
+    let replay: Option<Vec<&str>> = cfg
         .replay
         .as_deref()
         .and_then(|s| s.strip_prefix("l1:"))
         .map(|s| s.split(':').collect());
-    let mut pct_depth = cfg.pct_depth;
-    let mut park_loads = cfg.park_loads;
-    let mut strong_cas = !cfg.spurious_failures;
-    if let Some(r) = &mut replay {
-        strong_cas = r.last() == Some(&"strong");
-        if strong_cas {
-            r.pop();
-        }
-    }
-    shared.borrow_mut().strong_cas = strong_cas;
-    shared.borrow_mut().ignore_races = !cfg.report_races;
-    let mut expected_steps = 100u64;
-    if let Some(r) = &replay {
-        park_loads = r.len() == 1;
-        if r.len() == 3 {
-            pct_depth = Some(r[1].parse().unwrap_or(1));
-            expected_steps = r[2].parse().unwrap_or(100);
-        }
-    }
-    let seeds: Vec<(u64, u64)> = match &replay {
-        Some(r) => vec![(0, r[0].parse().unwrap_or(0))],
-        None => (0..iterations)
-            .map(|i| (i, iteration_seed(seed, i)))
-            .collect(),
+    let mut sched = Scheduling {
+        pct_depth: cfg.pct_depth,
+        park_loads: cfg.park_loads,
+        strong_cas: !cfg.spurious_failures,
     };
-    // The report of `failure`, shown by the operations `ops_shown` (of
-    // `total`) of iteration `i` (seed `s`, PCT's `steps_now`).
-    let new_report = |failure: Failure,
-                      ops_shown: Vec<LiveOp>,
-                      total: u64,
-                      (i, s, steps_now): (u64, u64, u64)| {
-        let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
-        // The names of the execution just re-run (or, if it went
-        // another way, of the last one).
-        let names = shared.borrow().location_names();
-        let mut report = Box::new(Report {
-            locations: crate::report::legend_from_names(&names),
-            failure,
-            trace: {
-                let mut t = vec![if lines.len() as u64 >= total {
-                    format!("(all {total} operations of this execution, in the order they ran)")
-                } else {
-                    format!(
-                            "(the last {} of the execution's {total} operations, in the order they ran)",
-                            lines.len()
-                        )
-                }];
-                t.extend(lines);
-                t
-            },
-            replay: {
-                let strong = if strong_cas { ":strong" } else { "" };
-                match pct_depth {
-                    Some(d) => format!("l1:{s}:{d}:{steps_now}{strong}"),
-                    None if park_loads => format!("l1:{s}{strong}"),
-                    None => format!("l1:{s}:uniform{strong}"),
-                }
-            },
-            dot: live_dot(&ops_shown),
-            execution_number: i + 1,
-            random_iteration: Some((i, s)),
-            hits: None,
-            others: Vec::new(),
-            operations: None,
-        });
-        crate::report::apply_names(&mut report, &names);
-        report
+    let progress = LiveProgress {
+        start,
+        last: std::sync::Mutex::new(start),
+        iterations: Default::default(),
+        ops: Default::default(),
+        behaviours: Default::default(),
+        bugs: Default::default(),
     };
-    let mut found: Vec<(Box<Report>, u64)> = Vec::new();
-    // With robustness: what the iterations learn of wait loops, and the
-    // stale reads they hold (see `crate::robust_live`).
-    let mut learned = Learned::default();
-    // Distinct behaviours seen (see `Thread::reads_hash`).
-    let mut behaviours: std::collections::HashSet<u64> = std::collections::HashSet::new();
-    let mut iterations_run = 0u64;
-    let mut ops = 0u64;
-    // PCT's change points are drawn among the steps of the longest
-    // execution so far (`expected_steps`).
-    for (i, s) in seeds {
-        if cfg.time_budget.is_some_and(|b| start.elapsed() >= b) {
-            stats.cut = true;
-            break;
-        }
-        let steps_now = expected_steps;
-        // This seed's execution, keeping the last `keep` operations.
-        let mut run_seed = |keep| {
-            run_iteration(
+    let mut whole = LiveChunk::default();
+    // Runs the chunk of iterations `range` on `worker`.
+    let chunk = |worker: &mut LiveWorker, range: std::ops::Range<u64>| {
+        let seeds: Vec<(u64, u64)> = range.map(|i| (i, iteration_seed(seed, i))).collect();
+        let found = run_chunk(&main, cfg, sched, worker, &seeds, 100, start, &progress);
+        let stop = found.stats.cut;
+        (found, stop)
+    };
+    let worker = match replay {
+        Some(mut r) => {
+            sched.strong_cas = r.last() == Some(&"strong");
+            if sched.strong_cas {
+                r.pop();
+            }
+            sched.park_loads = r.len() == 1;
+            let mut steps = 100;
+            if r.len() == 3 {
+                sched.pct_depth = Some(r[1].parse().unwrap_or(1));
+                steps = r[2].parse().unwrap_or(100);
+            }
+            let mut worker = LiveWorker::new(sched, cfg);
+            let seeds = [(0, r[0].parse().unwrap_or(0))];
+            whole = run_chunk(
                 &main,
                 cfg,
-                &shared,
-                &mut stacks,
-                (s, pct_depth, steps_now, park_loads),
+                sched,
+                &mut worker,
+                &seeds,
+                steps,
+                start,
+                &progress,
+            );
+            Some(worker)
+        }
+        None if cfg.robustness => {
+            let mut worker = LiveWorker::new(sched, cfg);
+            let chunks = iterations.div_ceil(random::CHUNK);
+            for k in (0..chunks).filter(|&k| random::shard_owns_chunk(cfg.shard, k)) {
+                let (c, stop) = chunk(&mut worker, random::chunk_range(k, iterations));
+                whole.merge(c);
+                if stop {
+                    break;
+                }
+            }
+            Some(worker)
+        }
+        None => {
+            let jobs = cfg.jobs.clamp(1, crate::MAX_JOBS as usize);
+            let make = |w: usize| {
+                if jobs > 1 {
+                    crate::set_worker(Some(w as u32));
+                }
+                LiveWorker::new(sched, cfg)
+            };
+            random::deal(
+                jobs,
+                iterations,
+                cfg.shard,
+                &make,
+                &chunk,
+                &mut |c: LiveChunk| {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    whole.merge(c);
+                    progress
+                        .behaviours
+                        .store(whole.behaviours.len() as u64, Relaxed);
+                    progress.bugs.store(whole.found.len() as u64, Relaxed);
+                    true
+                },
+                &mut || {},
+            );
+            None
+        }
+    };
+    let LiveChunk {
+        mut stats,
+        mut found,
+        behaviours,
+        iterations: iterations_run,
+        ops,
+    } = whole;
+    if let Some(mut worker) = worker {
+        confirm_stale_reads(&main, cfg, sched, &mut worker, &mut found);
+    }
+    stats.elapsed = start.elapsed();
+    let mut found = found.into_iter();
+    match found.next() {
+        Some((mut r, hits)) => {
+            r.hits = Some((hits, iterations_run));
+            r.operations = Some(ops);
+            r.others = found
+                .map(|(o, h)| {
+                    (
+                        format!("{}: {}", o.failure.kind.title(), o.failure.message),
+                        h,
+                    )
+                })
+                .collect();
+            Err(r)
+        }
+        None => Ok(Summary {
+            blocked: stats.blocked,
+            stats,
+            behaviours: Some(behaviours.len() as u64),
+            operations: Some(ops),
+        }),
+    }
+}
+
+/// The report of `failure` in iteration `i` (seed `s`, PCT's `steps`),
+/// shown by the operations `ops_shown` (of `total`), in the names of the
+/// execution `worker` ran last.
+fn new_report(
+    worker: &LiveWorker,
+    sched: Scheduling,
+    failure: Failure,
+    ops_shown: Vec<LiveOp>,
+    total: u64,
+    (i, s, steps): (u64, u64, u64),
+) -> Box<Report> {
+    let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
+    let names = worker.shared.borrow().location_names();
+    let mut trace = vec![if lines.len() as u64 >= total {
+        format!("(all {total} operations of this execution, in the order they ran)")
+    } else {
+        format!(
+            "(the last {} of the execution's {total} operations, in the order they ran)",
+            lines.len()
+        )
+    }];
+    trace.extend(lines);
+    let mut report = Box::new(Report {
+        locations: crate::report::legend_from_names(&names),
+        failure,
+        trace,
+        replay: sched.replay(s, steps),
+        dot: live_dot(&ops_shown),
+        execution_number: i + 1,
+        random_iteration: Some((i, s)),
+        hits: None,
+        others: Vec::new(),
+        operations: None,
+    });
+    crate::report::apply_names(&mut report, &names);
+    report
+}
+
+/// Runs the live iterations `seeds` (number, seed) on `worker`; PCT's
+/// change points are drawn among the steps of the longest execution of the
+/// chunk so far (`steps` at first).
+#[allow(clippy::too_many_arguments)]
+fn run_chunk(
+    main: &Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+    sched: Scheduling,
+    worker: &mut LiveWorker,
+    seeds: &[(u64, u64)],
+    mut steps: u64,
+    start: Instant,
+    progress: &LiveProgress,
+) -> LiveChunk {
+    let mut out = LiveChunk::default();
+    for &(i, s) in seeds {
+        if cfg.time_budget.is_some_and(|b| start.elapsed() >= b) {
+            out.stats.cut = true;
+            break;
+        }
+        let steps_now = steps;
+        // This seed's execution, keeping the last `keep` operations.
+        let run_seed = |worker: &mut LiveWorker, keep| {
+            let LiveWorker {
+                shared,
+                stacks,
+                learned,
+            } = worker;
+            run_iteration(
+                main,
+                cfg,
+                shared,
+                stacks,
+                (s, sched.pct_depth, steps_now, sched.park_loads),
                 keep,
-                cfg.robustness.then_some((&mut learned, i, None)),
+                cfg.robustness.then_some((learned, i, None)),
             )
         };
-        let it = run_seed(RECENT);
+        let it = run_seed(worker, RECENT);
         let (end, recent, it_ops, it_recorded) = (it.end, it.trace, it.ops, it.recorded);
-        ops += it.ops;
-        expected_steps = expected_steps.max(it.ops);
-        behaviours.insert(it.behaviour);
+        out.ops += it.ops;
+        progress.iteration_done(it.ops);
+        steps = steps.max(it.ops);
+        out.behaviours.insert(it.behaviour);
+        let shared = &worker.shared;
         let panic = || {
             // A bug a thread stopped at (`fail_execution`) says what it is.
             let stopped = shared.borrow_mut().failure.take();
@@ -1145,11 +1384,11 @@ pub(crate) fn run_live(
             }
             End::Failed(f) => Some(f),
             End::Blocked => {
-                stats.blocked += 1;
+                out.stats.blocked += 1;
                 panic()
             }
             End::Complete => {
-                stats.executions += 1;
+                out.stats.executions += 1;
                 panic().or_else(|| {
                     let sh = shared.borrow();
                     let (_, what, site) = sh.live.first()?;
@@ -1162,77 +1401,76 @@ pub(crate) fn run_live(
                 })
             }
         };
-        iterations_run += 1;
-        if let Some(mut failure) = failure {
-            // Messages name locations as the report will (the same bug in
-            // two iterations may bind its objects in another order).
-            failure.message =
-                crate::report::renamed(&failure.message, &shared.borrow().location_names());
-            // Each distinct bug is reported once, with how many iterations hit it.
-            // The same bug with other values (an assertion's `left`/`right`)
-            // is the same bug: compare the first line of the message.
-            let first = |m: &str| m.lines().next().unwrap_or("").to_string();
-            if let Some(f) = found.iter_mut().find(|(r, _)| {
-                r.failure.kind == failure.kind
-                    && first(&r.failure.message) == first(&failure.message)
-            }) {
-                f.1 += 1;
-                continue;
-            }
-            // A new bug: run its execution again from its seed, keeping
-            // every operation (up to FULL_TRACE) for the report.
-            let full = run_seed(FULL_TRACE);
-            let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
-                || !matches!(full.end, End::Failed(_)) && full.ops == it_ops;
-            let (ops_shown, total) = if same {
-                (full.trace, full.recorded)
-            } else {
-                (recent, it_recorded)
-            };
-            let report = new_report(failure, ops_shown, total, (i, s, steps_now));
-            found.push((report, 1));
+        out.iterations += 1;
+        let Some(mut failure) = failure else {
+            continue;
+        };
+        // Messages name locations as the report will (the same bug in two
+        // iterations may bind its objects in another order).
+        failure.message =
+            crate::report::renamed(&failure.message, &shared.borrow().location_names());
+        // Each distinct bug is reported once, with how many iterations hit it.
+        if let Some(f) = out
+            .found
+            .iter_mut()
+            .find(|(r, _)| same_bug(&r.failure, &failure))
+        {
+            f.1 += 1;
             continue;
         }
-        // A progress line a second once the run is longer than a second.
-        if start.elapsed() >= Duration::from_secs(1)
-            && last_progress.elapsed() >= Duration::from_secs(1)
-        {
-            last_progress = Instant::now();
-            let secs = start.elapsed().as_secs_f64();
-            eprintln!(
-                "c11check: {} random executions in {secs:.1}s ({:.0}/s, {:.1} M operations/s), {} distinct behaviours, {} distinct bugs",
-                i + 1,
-                (i + 1) as f64 / secs,
-                ops as f64 / secs / 1e6,
-                behaviours.len(),
-                found.len()
-            );
-        }
+        // A new bug: run its execution again from its seed, keeping every
+        // operation (up to FULL_TRACE) for the report.
+        let full = run_seed(worker, FULL_TRACE);
+        let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
+            || !matches!(full.end, End::Failed(_)) && full.ops == it_ops;
+        let (ops_shown, total) = if same {
+            (full.trace, full.recorded)
+        } else {
+            (recent, it_recorded)
+        };
+        let report = new_report(worker, sched, failure, ops_shown, total, (i, s, steps_now));
+        out.found.push((report, 1));
     }
-    // Stale reads no failed wait turn explains: each iteration that had one
-    // first is run again taking the stale value (a probe: if a wait then
-    // waits on, the read was a failed turn); if it was no failed turn, run
-    // again stopping at it, for the report.
-    for c in learned.confirmed() {
+    out
+}
+
+/// Stale reads no failed wait turn explains: each iteration that had one
+/// first is run again taking the stale value (a probe: if a wait then
+/// waits on, the read was a failed turn); if it was no failed turn, run
+/// again stopping at it, for the report.
+fn confirm_stale_reads(
+    main: &Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+    sched: Scheduling,
+    worker: &mut LiveWorker,
+    found: &mut Vec<(Box<Report>, u64)>,
+) {
+    for c in worker.learned.confirmed() {
         // `probe`: take the stale value; else stop at it, keeping every
         // operation for the report.
-        let mut rerun = |probe: bool| {
+        let rerun = |worker: &mut LiveWorker, probe: bool| {
+            let LiveWorker {
+                shared,
+                stacks,
+                learned,
+            } = worker;
             run_iteration(
-                &main,
+                main,
                 cfg,
-                &shared,
-                &mut stacks,
-                (c.seed, pct_depth, c.steps, park_loads),
+                shared,
+                stacks,
+                (c.seed, sched.pct_depth, c.steps, sched.park_loads),
                 if probe { RECENT } else { FULL_TRACE },
-                Some((&mut learned, c.iteration, Some((c.site, c.val, probe)))),
+                Some((learned, c.iteration, Some((c.site, c.val, probe)))),
             )
         };
-        if rerun(true).robust_verdict == Some(false) {
+        if rerun(worker, true).robust_verdict == Some(false) {
             continue;
         }
-        let it = rerun(false);
+        let it = rerun(worker, false);
         if let End::Failed(mut f) = it.end {
-            f.message = crate::report::renamed(&f.message, &shared.borrow().location_names());
+            f.message =
+                crate::report::renamed(&f.message, &worker.shared.borrow().location_names());
             let first = |m: &str| m.lines().next().unwrap_or("").to_string();
             if found
                 .iter()
@@ -1240,36 +1478,16 @@ pub(crate) fn run_live(
             {
                 continue;
             }
-            let report = new_report(f, it.trace, it.recorded, (c.iteration, c.seed, c.steps));
+            let report = new_report(
+                worker,
+                sched,
+                f,
+                it.trace,
+                it.recorded,
+                (c.iteration, c.seed, c.steps),
+            );
             found.push((report, 1));
         }
-    }
-    install_shared(None);
-    crate::MODELLING.with(|m| m.set(false));
-    crate::count_run(false);
-    crate::alloc::release_quarantine();
-    stats.elapsed = start.elapsed();
-    let mut found = found.into_iter();
-    match found.next() {
-        Some((mut r, hits)) => {
-            r.hits = Some((hits, iterations_run));
-            r.operations = Some(ops);
-            r.others = found
-                .map(|(o, h)| {
-                    (
-                        format!("{}: {}", o.failure.kind.title(), o.failure.message),
-                        h,
-                    )
-                })
-                .collect();
-            Err(r)
-        }
-        None => Ok(Summary {
-            blocked: stats.blocked,
-            stats,
-            behaviours: Some(behaviours.len() as u64),
-            operations: Some(ops),
-        }),
     }
 }
 

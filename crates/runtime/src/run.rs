@@ -70,10 +70,11 @@ pub struct RunConfig {
     pub repair: bool,
     /// Strengthenings applied to accesses by site (a candidate repair).
     pub strengthen: Vec<(crate::Site, crate::Strengthen)>,
-    /// Worker threads of an exhaustive run (1: this thread alone; at most
-    /// [`crate::MAX_JOBS`]). See `explore_parallel`.
+    /// Worker threads (1: this thread alone; at most [`crate::MAX_JOBS`]).
+    /// See `explore_parallel` and `run_random_parallel`.
     pub jobs: usize,
-    /// Explore one shard's share of the executions (exhaustive runs).
+    /// Explore one shard's share of the executions (random runs: of the
+    /// chunks of iterations).
     pub shard: Option<c11check_explore::Shard>,
     /// No progress lines or bar (a worker process whose sibling shows
     /// them).
@@ -157,6 +158,11 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
         && cfg.shard.is_none()
     {
         return run_parallel(main, cfg);
+    }
+    if let Strategy::Random { iterations, seed } = cfg.strategy {
+        if (cfg.jobs > 1 || cfg.shard.is_some()) && cfg.replay.is_none() {
+            return run_random_parallel(main, cfg, iterations, seed);
+        }
     }
     let mut driver = new_driver(&main, cfg);
     driver.enter();
@@ -329,6 +335,118 @@ fn run_parallel(
                 .cmp(&b.0.as_ref().map(|r| &r.replay))
         })
         .unwrap_or_default();
+    let summary = Summary {
+        blocked: stats.blocked,
+        stats,
+        behaviours: None,
+        operations: None,
+    };
+    finish_run(&main, cfg, found, candidates, Ok(summary))
+}
+
+/// What a chunk of a parallel random run found: its counts, the
+/// executions it visited, and its first bug with the robustness candidates
+/// of that execution.
+type ChunkFound = (
+    Stats,
+    u64,
+    Option<Box<Report>>,
+    Vec<(crate::Site, crate::Strengthen)>,
+);
+
+/// [`run`]'s random run on `cfg.jobs` worker threads (each with its own
+/// fiber runtime), or one shard's chunks of the iterations: chunks of
+/// iterations are dealt to the workers (`random::deal`) and merged in
+/// iteration order, so that the bug reported is the first iteration's that
+/// has one, as on one worker, with its execution number counted over the
+/// iterations before it. An execution budget stops the run at the end of
+/// the chunk that reaches it.
+fn run_random_parallel(
+    main: Arc<dyn Fn() + Send + Sync>,
+    cfg: &RunConfig,
+    iterations: u64,
+    seed: u64,
+) -> Result<Summary, Box<Report>> {
+    let jobs = cfg.jobs.clamp(1, crate::MAX_JOBS as usize);
+    let start = std::time::Instant::now();
+    let mut config = explorer_config(cfg);
+    config.max_executions = None;
+    let make = |w: usize| {
+        if jobs > 1 {
+            crate::set_worker(Some(w as u32));
+        }
+        let driver = new_driver(&main, cfg);
+        driver.enter();
+        let state = driver.state();
+        (WorkerDriver(driver), state)
+    };
+    let run_chunk = |(driver, state): &mut (WorkerDriver, ExecutionState), range| {
+        let iteration = std::cell::Cell::new(None::<(u64, u64)>);
+        let mut found = None;
+        let mut count = 0u64;
+        let mut visitor = |ex: &Execution<'_>| -> bool {
+            count += 1;
+            let Some(failure) = judge(ex, state) else {
+                return true;
+            };
+            let mut r = report_of(ex, failure, state, count);
+            r.random_iteration = iteration.get();
+            found = Some(Box::new(r));
+            false
+        };
+        let stats = c11check_explore::random::explore_range(
+            driver,
+            &config,
+            seed,
+            range,
+            start,
+            &mut |i, s| iteration.set(Some((i, s))),
+            &mut visitor,
+        );
+        let candidates = crate::robust::take_candidates();
+        let stop = found.is_some() || stats.cut;
+        ((stats, count, found, candidates), stop)
+    };
+    // The merged counts and chunks, shared by the merge and the ticks.
+    let merged = std::cell::RefCell::new((Stats::default(), 0u64));
+    let mut visited = 0u64;
+    let (mut found, mut candidates) = (None, Vec::new());
+    let mut progress = ProgressVisitor::new((|_| true) as fn(&Execution<'_>) -> bool, cfg);
+    let share = iterations.div_ceil(c11check_explore::random::CHUNK) as f64
+        / f64::from(cfg.shard.map_or(1, |s| s.count));
+    c11check_explore::random::deal(
+        jobs,
+        iterations,
+        cfg.shard,
+        &make,
+        &run_chunk,
+        &mut |(s, count, bug, cands): ChunkFound| {
+            let (stats, chunks) = &mut *merged.borrow_mut();
+            stats.add(&s);
+            *chunks += 1;
+            if let Some(mut r) = bug {
+                r.execution_number += visited;
+                found = Some(r);
+                candidates = cands;
+            }
+            visited += count;
+            cfg.max_executions
+                .is_none_or(|m| stats.executions + stats.blocked < m)
+        },
+        &mut || {
+            let (stats, chunks) = &mut *merged.borrow_mut();
+            stats.elapsed = start.elapsed();
+            stats.done = ((*chunks as f64 / share).min(1.0) * (1u64 << 63) as f64) as u64;
+            c11check_explore::Visitor::progress(&mut progress, stats);
+        },
+    );
+    let (mut stats, _) = merged.into_inner();
+    drop(progress);
+    stats.cut |= found.is_none()
+        && cfg
+            .max_executions
+            .is_some_and(|m| stats.executions + stats.blocked >= m);
+    stats.elapsed = start.elapsed();
     let summary = Summary {
         blocked: stats.blocked,
         stats,

@@ -1,8 +1,9 @@
-//! `jobs`: exhaustive runs on 1 and 2 workers (or those given with
-//! `--jobs`) in the same run, each in a child process of its own (time,
-//! executions, peak RSS): fib_bench and lastzero as C programs (forked
-//! worker processes) and as Rust ports, rmw-4x3 on the explorer, and the
-//! larger programs of the benchmark suite through the Rust API.
+//! `jobs`: runs on 1 and 2 workers (or those given with `--jobs`) in the
+//! same run, each in a child process of its own (time, executions, peak
+//! RSS): exhaustive runs of fib_bench and lastzero as C programs (forked
+//! worker processes), rmw-4x3 on the explorer, and the larger programs of
+//! the benchmark suite through the Rust API; then random runs (live and
+//! graph-based, iterations dealt in chunks).
 //!
 //! Usage: `jobs [--jobs 1,2] [--runs N] [NAME...]`; needs `c11check` and
 //! the C runtime built (`cargo build --release -p c11check-cli -p
@@ -29,7 +30,26 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("seqlock", "seqlock, two writers (Rust API)"),
     ("mcs-lock", "MCS lock (Rust API)"),
     ("linuxrw", "Linux reader-writer lock (Rust API)"),
+    (
+        "fib_bench-c-live",
+        "fib_bench, 200,000 live iterations (C, forked workers)",
+    ),
+    ("seqlock-live", "seqlock, 100,000 live iterations (Rust API)"),
+    (
+        "mpmc-graph",
+        "mpmc, 20,000 graph-based random iterations (Rust API)",
+    ),
 ];
+
+/// Iterations of the random rows' runs (`C11CHECK_ITERATIONS` for C).
+fn random_iterations(name: &str) -> Option<u64> {
+    match name {
+        "fib_bench-c-live" => Some(200_000),
+        "seqlock-live" => Some(100_000),
+        "mpmc-graph" => Some(20_000),
+        _ => None,
+    }
+}
 
 /// Runs one program in this (child) process on `jobs` workers: executions.
 fn child(name: &str, jobs: usize) -> u64 {
@@ -53,12 +73,20 @@ fn child(name: &str, jobs: usize) -> u64 {
             stats.executions
         }
         _ => {
-            let f =
-                c11check_bench::c11::program(name).unwrap_or_else(|| panic!("no program {name}"));
-            let s = Builder::new()
-                .jobs(jobs)
-                .explore(f)
-                .unwrap_or_else(|r| panic!("{name}: {r}"));
+            let program = name
+                .strip_suffix("-live")
+                .or_else(|| name.strip_suffix("-graph"))
+                .unwrap_or(name);
+            let f = c11check_bench::c11::program(program)
+                .unwrap_or_else(|| panic!("no program {name}"));
+            let mut b = Builder::new().jobs(jobs);
+            if let Some(n) = random_iterations(name) {
+                b = b.random(n);
+                if name.ends_with("-graph") {
+                    b = b.graph_random();
+                }
+            }
+            let s = b.explore(f).unwrap_or_else(|r| panic!("{name}: {r}"));
             s.stats.executions
         }
     }
@@ -69,7 +97,7 @@ fn c_program(c11check: &Path, dir: &Path, name: &str) -> PathBuf {
     let shared =
         std::env::var("C11CHECK_SHARED").map_or_else(|_| PathBuf::from("../shared"), PathBuf::from);
     let (src, flags): (PathBuf, &[&str]) = match name {
-        "fib_bench-c" => (
+        "fib_bench-c" | "fib_bench-c-live" => (
             shared.join("genmc-tests/correct/synthetic/fib_bench/variants/fib_bench0.c"),
             &[],
         ),
@@ -109,6 +137,9 @@ fn measure(me: &Path, c: &Option<PathBuf>, name: &str, jobs: usize) -> (f64, u64
             cmd.args(["-f", "peak-kib %M"])
                 .arg(exe)
                 .env("C11CHECK_JOBS", jobs.to_string());
+            if let Some(n) = random_iterations(name) {
+                cmd.env("C11CHECK_ITERATIONS", n.to_string());
+            }
             cmd
         }
         None => {
@@ -182,7 +213,7 @@ fn main() {
             continue;
         }
         let c = name
-            .ends_with("-c")
+            .contains("-c")
             .then(|| c_program(&c11check, &dir, name));
         let mut times = Vec::new();
         let mut counts = Vec::new();
