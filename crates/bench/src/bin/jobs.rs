@@ -34,7 +34,10 @@ const PROGRAMS: &[(&str, &str)] = &[
         "fib_bench-c-live",
         "fib_bench, 200,000 live iterations (C, forked workers)",
     ),
-    ("seqlock-live", "seqlock, 100,000 live iterations (Rust API)"),
+    (
+        "seqlock-live",
+        "seqlock, 100,000 live iterations (Rust API)",
+    ),
     (
         "mpmc-graph",
         "mpmc, 20,000 graph-based random iterations (Rust API)",
