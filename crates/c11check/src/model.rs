@@ -89,9 +89,9 @@ pub struct Builder {
     /// of wait loops with `spin_loop()` or `yield_now()` do not. Exhaustive
     /// and graph-based random runs check each execution; live random runs
     /// run sequentially consistent and watch each access with location
-    /// clocks (a weak step by a SeqCst access is not judged there, and a
-    /// stale read is reported at the end of the run, unless a failed wait
-    /// turn at its site read that value). `C11CHECK_ROBUSTNESS=1`.
+    /// clocks, SeqCst accesses and fences included (a stale read is
+    /// reported at the end of the run, unless a failed wait turn at its
+    /// site read that value). `C11CHECK_ROBUSTNESS=1`.
     pub robustness: bool,
     /// With [`Builder::robustness`]: when a violation is found, re-run with
     /// candidate strengthenings of the cycle's accesses (an order raised, a

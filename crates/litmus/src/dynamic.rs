@@ -16,10 +16,6 @@ use c11check_model::location_clocks::{LocationClocks, NextAccess, Witness};
 use c11check_model::{Action, BlockReason, Loc, MemOrder, Value};
 use std::collections::HashSet;
 
-/// Why a test is outside what the location clocks decide.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unsupported(pub String);
-
 /// A witness found, with the thread interleaving that reached it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
@@ -56,6 +52,12 @@ struct ScRun {
     /// the replies, the SC execution graph so far.
     history: Vec<Vec<(u32, u32)>>,
     schedule: Vec<u32>,
+    /// Writes so far per location (which names the latest one), and the
+    /// (thread, location, write) of each spurious compare-exchange failure:
+    /// as the explorer, a thread fails spuriously at most once on a write
+    /// (see `exhaustive::may_fail_spuriously`).
+    writes: Vec<u32>,
+    spurious: Vec<(u32, Loc, u32)>,
 }
 
 struct Ctx<'t> {
@@ -137,6 +139,13 @@ impl Ctx<'_> {
             base.clocks.turn_start(tid);
         }
         let mut outs = Vec::new();
+        let wrote = |r: &mut ScRun, loc: Loc| {
+            let w = &mut r.writes;
+            if w.len() <= loc.0 as usize {
+                w.resize(loc.0 as usize + 1, 0);
+            }
+            w[loc.0 as usize] += 1;
+        };
         let touch = |r: &mut ScRun, loc: Loc| {
             let h = &mut r.history;
             if h.len() <= loc.0 as usize {
@@ -157,6 +166,7 @@ impl Ctx<'_> {
             }
             Action::Store { loc, ord, val } => {
                 base.mem[loc.0 as usize] = val;
+                wrote(&mut base, loc);
                 base.clocks.write(tid, loc, ord, val, false, 0);
                 touch(&mut base, loc);
                 base.replies[t].push(Reply {
@@ -175,6 +185,7 @@ impl Ctx<'_> {
                 let old = base.mem[loc.0 as usize];
                 let new = width.normalize(op.apply(old, operand));
                 base.mem[loc.0 as usize] = new;
+                wrote(&mut base, loc);
                 base.clocks.write(tid, loc, ord, new, true, 0);
                 touch(&mut base, loc);
                 base.replies[t].push(Reply {
@@ -200,6 +211,7 @@ impl Ctx<'_> {
                     let mut r = base.clone();
                     let new = action.cas_new(old).expect("a compare-exchange");
                     r.mem[loc.0 as usize] = new;
+                    wrote(&mut r, loc);
                     r.clocks.write(tid, loc, success, new, true, 0);
                     touch(&mut r, loc);
                     r.replies[t].push(Reply {
@@ -208,7 +220,16 @@ impl Ctx<'_> {
                     });
                     outs.push(r);
                 }
-                if !ok || weak {
+                let write = (
+                    tid,
+                    loc,
+                    base.writes.get(loc.0 as usize).copied().unwrap_or(0),
+                );
+                let spurious = ok && weak && !base.spurious.contains(&write);
+                if spurious {
+                    base.spurious.push(write);
+                }
+                if !ok || spurious {
                     base.clocks.load(tid, loc, failure);
                     touch(&mut base, loc);
                     base.replies[t].push(Reply {
@@ -241,28 +262,12 @@ impl Ctx<'_> {
 }
 
 /// Whether `test` is robust against SC under C++20, by every SC
-/// interleaving with location clocks: `Ok(None)` if robust, the witness
-/// otherwise. Tests with SeqCst accesses are refused (SC fences are fine):
-/// the clocks do not decide them (see [`witness_by_location_clocks`]).
-pub fn robust_by_location_clocks(
-    test: &LitmusTest,
-    loop_bound: u32,
-) -> Result<Option<Found>, Unsupported> {
-    search(test, loop_bound, false)
-}
-
-/// A witness the location clocks find on some SC interleaving of `test`,
-/// SeqCst accesses or not: one found is one (the test is not robust), but
-/// with SeqCst accesses none found proves nothing.
-pub fn witness_by_location_clocks(test: &LitmusTest, loop_bound: u32) -> Option<Found> {
-    search(test, loop_bound, true).ok().flatten()
-}
-
-fn search(
-    test: &LitmusTest,
-    loop_bound: u32,
-    seq_cst_accesses: bool,
-) -> Result<Option<Found>, Unsupported> {
+/// interleaving with location clocks: `None` if robust, the witness
+/// otherwise. Exact (it agrees with the explorer-based check) where the
+/// program has no non-atomic write (one has no place in the clocks'
+/// modification order) and no racy non-atomic read: race detection reports
+/// those.
+pub fn robust_by_location_clocks(test: &LitmusTest, loop_bound: u32) -> Option<Found> {
     let ctx = Ctx { test, loop_bound };
     let n = test.threads.len();
     let mut clocks = LocationClocks::new();
@@ -279,6 +284,8 @@ fn search(
         clocks,
         history: Vec::new(),
         schedule: Vec::new(),
+        writes: vec![0; test.init.len()],
+        spurious: Vec::new(),
     };
     // An SC graph: each thread's replies, each location's accesses.
     type Graph = (Vec<Vec<Reply>>, Vec<Vec<(u32, u32)>>);
@@ -303,19 +310,13 @@ fn search(
                 }) => run.done[t] = true,
                 Err(Action::Block { .. }) => run.done[t] = true,
                 Err(a) => {
-                    if sc_order(&a) && !seq_cst_accesses {
-                        return Err(Unsupported(format!(
-                            "thread {t} has a SeqCst access ({a}); the location clocks do not model \
-                             SeqCst accesses"
-                        )));
-                    }
                     if let Some(w) = ctx.witness(&mut run, t, &a) {
                         let mut schedule = run.schedule.clone();
                         schedule.push(t as u32);
-                        return Ok(Some(Found {
+                        return Some(Found {
                             witness: w,
                             schedule,
-                        }));
+                        });
                     }
                     let starts = nx.in_condition == Some(run.replies[t].len() as u32);
                     nexts.push((t, a, starts));
@@ -326,5 +327,5 @@ fn search(
             stack.extend(ctx.step(&run, t, a, starts));
         }
     }
-    Ok(None)
+    None
 }

@@ -16,6 +16,7 @@ pub mod location_clocks;
 mod memo;
 pub mod models;
 mod psc;
+pub mod psc_reach;
 pub mod robust;
 
 pub use consistency::{

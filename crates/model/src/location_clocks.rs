@@ -52,26 +52,36 @@
 //! this run then reports less, never more (the schedule that runs the
 //! turn first reports it).
 //!
-//! SeqCst accesses are acquire/release accesses for happens-before; their
-//! psc constraints are judged by whether a psc cycle is possible at all.
-//! Every psc edge between the run's events follows the run's order, and so
-//! does every edge into the weak step; an edge against it must go from the
-//! step (when it is SeqCst) or an SC fence hb-before it (once the run has
-//! had a SeqCst access: without one, SC fences are exact as RC20 fences)
-//! through the step's eco to a SeqCst write of the location (one the step
-//! would come before in modification order) or to an SC fence after such a
-//! write or a read of it. Where no such edge exists, psc stays acyclic and
-//! the witness is reported; where one does, a cycle is possible but not
-//! certain, and the step is left unjudged (counted in
-//! [`LocationClocks::unjudged`]). So no false alarm comes of SeqCst
-//! accesses, but a witness whose step has such an edge and no cycle is
-//! missed (6 of 193 non-robust random programs with SeqCst accesses);
-//! without SeqCst accesses the monitor is exact.
+//! SeqCst accesses are acquire/release accesses for happens-before, and
+//! psc (C++20's SC order, over SeqCst accesses and SC fences) is decided
+//! exactly. Every psc edge between the run's events follows the run's
+//! order, and so does every edge into the weak step; only the step's
+//! `eco` goes against it: to the writes of its location at or after the
+//! first one it comes before, and to reads of those. So a psc cycle runs
+//! through such an edge, from the step (if SeqCst) to a SeqCst write there
+//! or an SC fence after one, or from an SC fence before the step to a
+//! SeqCst write there or an SC fence after an access of one; and it exists
+//! iff that *target* already reaches its *source* in the run's psc. (An
+//! older write the step would read or follow adds only edges from events
+//! before it, which reach no target.) Each SeqCst event's reach, the
+//! largest position of each kind of target reaching it
+//! (`psc_reach::Reach`), is built as the run goes, through the channels
+//! psc's edges use: program order (per thread), `po≠loc; hb; po≠loc` (a
+//! pending reach released at the thread's next event at another location,
+//! read as of the event before a run of same-location events), `hb|loc`
+//! (per location, riding with happens-before), `mo`/`rb` into a SeqCst
+//! write (per location), SC fences before an access and accesses `eco`
+//! before a write before an SC fence (riding with happens-before); SC
+//! fences after each other are ordered by their synchronisation. Checked
+//! against the explorer-based check on the suite and random programs;
+//! without SeqCst accesses nothing of this is needed (SC fences alone are
+//! exact as RC20 fences).
 //!
 //! Memory is independent of the run's length: clocks have an entry per
 //! location the thread (or write) knows of, and the recent writes are a
 //! bounded ring per location.
 
+use crate::psc_reach::{target, Part, Payload, Reach, TargetKind, MAX_LOCS};
 use crate::{Loc, MemOrder, Value};
 use std::collections::VecDeque;
 
@@ -175,6 +185,25 @@ struct LocState {
     recent: VecDeque<RecentWrite>,
     /// The position (`ts`) of the newest SeqCst write, 0 if none.
     sc_write: u32,
+    /// psc (see the module note): the payload `released` carries; what
+    /// reaches the SeqCst accesses of the location so far (a later write
+    /// is psc-after them: `mo`/`rb`); what reaches the SC fences before
+    /// the accesses of the location so far (`eco` from those reaches a
+    /// later write).
+    released_reach: Payload,
+    sc_reach: Reach,
+    fenced_reach: Reach,
+}
+
+/// Where a thread's last event was, for `po≠loc; hb; po≠loc`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum LastEvent {
+    /// None yet.
+    #[default]
+    Start,
+    /// At no location (a fence, spawn or join).
+    Nowhere,
+    At(u32),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -186,7 +215,27 @@ struct ThreadState {
     /// An open wait-loop turn: the SC view before it, and its reads'
     /// contributions to their locations (held back until it is kept).
     turn: Option<(Clock, Vec<(Loc, Clock)>)>,
+    /// psc: the payloads riding with `cur`, `acq` and `rel`; what reaches
+    /// the thread's SeqCst events so far (`po`); what reaches those since
+    /// its last event at another location (released at its next one);
+    /// where its last event was, and its `OtherLocation` reach as of its
+    /// last event at another location than `last`.
+    cur_reach: Payload,
+    acq_reach: Payload,
+    rel_reach: Payload,
+    po_reach: Reach,
+    pending_reach: Reach,
+    last: LastEvent,
+    before_run: Reach,
+    /// An open turn's psc state before it, and its reads' contributions to
+    /// their locations (held back until it is kept).
+    turn_reach: Option<TurnReach>,
 }
+
+/// A thread's `po_reach` and `pending_reach` before an open wait-loop turn,
+/// and what its reads add to their locations' `sc_reach` and
+/// `fenced_reach` once it is kept.
+type TurnReach = (Reach, Reach, Vec<(Loc, Reach, Reach)>);
 
 /// The kind of access a witness is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,7 +278,7 @@ pub enum NextAccess {
 }
 
 /// The location-clock state of one SC run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct LocationClocks {
     locs: Vec<LocState>,
     threads: Vec<ThreadState>,
@@ -240,13 +289,34 @@ pub struct LocationClocks {
     /// Per location, the newest write an SC fence came after: that the
     /// fence's thread was aware of, or had read (see [`Self::check`]).
     fenced_writes: Clock,
-    /// Weak steps not reported because psc might forbid them.
+    /// Weak steps not reported because psc might forbid them (only with
+    /// locations beyond `psc_reach::MAX_LOCS`).
     pub unjudged: u64,
+    /// The payload of the last SC fence (see `fences`).
+    fences_reach: Payload,
+    /// Whether every location has been within `MAX_LOCS`: psc is then
+    /// decided exactly.
+    psc_exact: bool,
 }
 
 /// A pseudo-location whose entry in a thread's current view is set once an
 /// SC fence happens before it (the entry travels with happens-before).
 const FENCED: Loc = Loc(u32::MAX);
+
+impl Default for LocationClocks {
+    fn default() -> Self {
+        LocationClocks {
+            locs: Vec::new(),
+            threads: Vec::new(),
+            fences: Clock::default(),
+            sc_accesses: false,
+            fenced_writes: Clock::default(),
+            unjudged: 0,
+            fences_reach: Payload::default(),
+            psc_exact: true,
+        }
+    }
+}
 
 impl LocationClocks {
     pub fn new() -> Self {
@@ -256,6 +326,7 @@ impl LocationClocks {
     /// Adds location `loc` with initial value `init` (locations are dense
     /// from 0; adding one beyond the end adds those before it with 0).
     pub fn add_loc(&mut self, loc: Loc, init: Value) {
+        self.psc_exact &= loc.0 < MAX_LOCS;
         let i = loc.0 as usize;
         if self.locs.len() <= i {
             self.locs.resize_with(i + 1, LocState::default);
@@ -267,6 +338,7 @@ impl LocationClocks {
     }
 
     fn loc(&mut self, loc: Loc) -> &mut LocState {
+        self.psc_exact &= loc.0 < MAX_LOCS;
         let i = loc.0 as usize;
         if self.locs.len() <= i {
             self.locs.resize_with(i + 1, LocState::default);
@@ -284,22 +356,132 @@ impl LocationClocks {
 
     /// Thread `child` starts, hb- and SC-after `parent`'s events so far.
     pub fn spawn(&mut self, parent: u32, child: u32) {
+        self.thread(parent);
+        self.enter(parent as usize, None);
         let p = self.thread(parent).clone();
         let c = self.thread(child);
-        c.cur = p.cur.clone();
-        c.acq = p.cur;
-        c.rel = Clock::default();
-        c.sc = p.sc;
-        c.turn = None;
+        *c = ThreadState {
+            cur: p.cur.clone(),
+            acq: p.cur,
+            sc: p.sc,
+            cur_reach: p.cur_reach.clone(),
+            acq_reach: p.cur_reach,
+            ..ThreadState::default()
+        };
     }
 
     /// Thread `t` joins `child`.
     pub fn join(&mut self, t: u32, child: u32) {
+        self.thread(t);
+        self.thread(child);
+        // The child's end and the join are events at no location.
+        self.enter(child as usize, None);
+        self.enter(t as usize, None);
         let c = self.thread(child).clone();
         let th = self.thread(t);
         th.cur.join(&c.cur);
         th.acq.join(&c.cur);
         th.sc.join(&c.sc);
+        th.cur_reach.join(&c.cur_reach);
+        th.acq_reach.join(&c.cur_reach);
+    }
+
+    /// Thread `t`'s next event is at `at` (`None`: at no location). For
+    /// `po≠loc; hb; po≠loc`: an event at another location than the last
+    /// one releases what reached the SeqCst accesses before it at that
+    /// location (it is their `c*`), and a run of events at one location
+    /// keeps the thread's `OtherLocation` reach as of the event before the
+    /// run (their `d*`).
+    fn enter(&mut self, t: usize, at: Option<u32>) {
+        let th = &mut self.threads[t];
+        let moved = match (th.last, at) {
+            (LastEvent::At(m), Some(l)) if m == l => return,
+            (LastEvent::Start, Some(_)) => {
+                th.before_run.clear();
+                false
+            }
+            (_, Some(_)) => {
+                th.before_run.clear();
+                th.cur_reach
+                    .take_part(Part::OtherLocation, 0, &mut th.before_run);
+                true
+            }
+            (_, None) => true,
+        };
+        if moved && !th.pending_reach.is_empty() {
+            th.cur_reach
+                .add_to(Part::OtherLocation, 0, &th.pending_reach);
+            th.acq_reach
+                .add_to(Part::OtherLocation, 0, &th.pending_reach);
+            th.pending_reach.clear();
+        }
+        th.last = match at {
+            Some(l) => LastEvent::At(l),
+            None => LastEvent::Nowhere,
+        };
+    }
+
+    /// What reaches thread `t`'s SeqCst access of `l` if it comes next,
+    /// through program order, `po≠loc; hb; po≠loc` and `hb|loc` (its
+    /// `mo`/`rb` predecessors are the caller's). SC fences that happen
+    /// before it are left out: what they reach is in the thread's
+    /// `Fences` part, which every later event the access reaches sees too
+    /// (it happens after them), and `psc_cycle` reads it first.
+    fn access_reach(&self, t: usize, l: u32) -> Reach {
+        let th = &self.threads[t];
+        let mut r = th.po_reach.clone();
+        match th.last {
+            LastEvent::At(m) if m == l => r.join(&th.before_run),
+            LastEvent::Start => {}
+            _ => th.cur_reach.take_part(Part::OtherLocation, 0, &mut r),
+        }
+        th.cur_reach.take_part(Part::SameLocation, l, &mut r);
+        r
+    }
+
+    /// Thread `t`'s SeqCst access of `l`, reached by `r`, happened: it
+    /// reaches the thread's later SeqCst events, those after its next
+    /// event elsewhere (`po≠loc; hb; po≠loc`), accesses of `l` after it in
+    /// happens-before, SC fences after it, and later writes of `l` (held
+    /// back for a read in a wait-loop turn, see [`Self::turn_kept`]).
+    fn add_access_reach(&mut self, t: usize, l: u32, r: &Reach) {
+        let th = &mut self.threads[t];
+        th.po_reach.join(r);
+        th.pending_reach.join(r);
+        for p in [&mut th.cur_reach, &mut th.acq_reach] {
+            p.add_to(Part::SameLocation, l, r);
+            p.add_to(Part::IntoFences, 0, r);
+        }
+        match &mut th.turn_reach {
+            Some((_, _, held)) => held.push((Loc(l), r.clone(), Reach::default())),
+            None => self.locs[l as usize].sc_reach.join(r),
+        }
+    }
+
+    /// Whether a psc cycle forbids thread `t`'s next access of `loc` to be
+    /// performed weakly so that it comes before the write at position
+    /// `first` in `eco` (a stale read of `first - 1`, or a write placed
+    /// right before `first`). The step's new edges against the run's order
+    /// go from the step (if `seq_cst`) to SeqCst writes of `loc` at or
+    /// after `first` and to SC fences after such a write, and from an SC
+    /// fence before the step to SeqCst writes at or after `first` and SC
+    /// fences after an access of one; a cycle exists iff such a target
+    /// already reaches its source in psc.
+    fn psc_cycle(&self, t: u32, loc: Loc, first: u32, seq_cst: bool) -> bool {
+        let Some(th) = self.threads.get(t as usize) else {
+            return false;
+        };
+        let l = loc.0;
+        let fences = |kind| th.cur_reach.get_in(Part::Fences, 0, target(l, kind));
+        if fences(TargetKind::Write) >= first || fences(TargetKind::FenceAfterAccess) >= first {
+            return true;
+        }
+        if !seq_cst {
+            return false;
+        }
+        let r = self.access_reach(t as usize, l);
+        r.get(target(l, TargetKind::Write)) >= first
+            || r.get(target(l, TargetKind::FenceAfterWrite)) >= first
     }
 
     /// The stamp of the newest write of `loc`.
@@ -376,16 +558,28 @@ impl LocationClocks {
                 accept(v).then(|| witness(WeakStep::StaleRead, ts, Some(v)))
             })
         };
+        // Whether psc forbids the weak step `w` (see `psc_cycle`): the
+        // newest candidate is tried first, and an older one only adds
+        // targets, so one forbidden means every older one is too.
+        let exact = self.psc_exact;
+        let forbidden = |w: &Witness| {
+            let first = match w.step {
+                WeakStep::StaleRead => w.at + 1,
+                WeakStep::EarlyWrite => w.at,
+            };
+            exact && self.psc_cycle(t, loc, first, seq_cst)
+        };
+        let allowed = |w: Option<Witness>| w.filter(|w| !forbidden(w));
         let found = match access {
-            NextAccess::Load => stale_read(&|v| !keeps_waiting(v)),
-            NextAccess::Write => (aware.plain < sc.plain).then(|| {
+            NextAccess::Load => allowed(stale_read(&|v| !keeps_waiting(v))),
+            NextAccess::Write => allowed((aware.plain < sc.plain).then(|| {
                 // Right before the newest non-RMW write in (aware, sc].
                 let at = (aware.ts + 1..=sc.ts)
                     .rev()
                     .find(|&ts| self.rmw_at(loc, ts) == Some(false))
                     .unwrap_or(sc.ts);
                 witness(WeakStep::EarlyWrite, at, None)
-            }),
+            })),
             NextAccess::Cas { expected, weak } => {
                 // Success: reads a stale `expected` and goes right after it,
                 // before a write that is not an RMW.
@@ -394,13 +588,17 @@ impl LocationClocks {
                         && self.rmw_at(loc, ts + 1) == Some(false);
                     ok.then(|| witness(WeakStep::EarlyWrite, ts + 1, Some(expected)))
                 });
-                success.or_else(|| {
+                allowed(success).or_else(|| {
                     // Failure: reads a stale other value (any, if weak).
-                    stale_read(&|v| (weak || v != expected) && !keeps_waiting(v))
+                    allowed(stale_read(&|v| {
+                        (weak || v != expected) && !keeps_waiting(v)
+                    }))
                 })
             }
         }?;
-        if psc_sources && self.psc_edge_back(&found) {
+        // Beyond `MAX_LOCS` locations psc is not tracked exactly: a step a
+        // psc edge could forbid is left unjudged.
+        if !exact && psc_sources && self.psc_edge_back(&found) {
             self.unjudged += 1;
             return None;
         }
@@ -427,24 +625,42 @@ impl LocationClocks {
     /// Thread `t` read the latest write of `loc` with order `ord` (a load,
     /// or a compare-exchange that failed).
     pub fn load(&mut self, t: u32, loc: Loc, ord: MemOrder) {
+        self.loc(loc);
+        let i = self.thread_mut_init(t);
+        self.enter(i, Some(loc.0));
         if !ord.is_atomic() {
+            // A plain read takes no part in SC order, but coherence holds
+            // for it: the thread's later reads cannot read older writes.
             return;
         }
         self.sc_accesses |= ord.is_sc();
-        self.loc(loc);
-        let th = self.thread_mut_init(t);
         let l = &self.locs[loc.0 as usize];
-        let th = &mut self.threads[th];
+        let th = &mut self.threads[i];
         th.cur.raise(loc, l.last);
         th.acq.raise(loc, l.last);
         if ord.is_acquire() {
             th.cur.join(&l.released);
+            th.cur_reach.join(&l.released_reach);
         }
         th.acq.join(&l.released);
+        th.acq_reach.join(&l.released_reach);
         th.sc.join(&l.sc_last);
         match &mut th.turn {
             Some((_, held)) => held.push((loc, th.sc.clone())),
             None => self.locs[loc.0 as usize].sc_all.join(&th.sc),
+        }
+        if ord.is_sc() {
+            let r = self.access_reach(i, loc.0);
+            self.add_access_reach(i, loc.0, &r);
+        }
+        // Fences before this read reach SeqCst writes after it (`eco`).
+        let l = &mut self.locs[loc.0 as usize];
+        let th = &mut self.threads[i];
+        let mut fenced = Reach::default();
+        th.cur_reach.take_part(Part::Fences, 0, &mut fenced);
+        match &mut th.turn_reach {
+            Some((_, _, held)) => held.push((loc, Reach::default(), fenced)),
+            None => l.fenced_reach.join(&fenced),
         }
     }
 
@@ -477,21 +693,23 @@ impl LocationClocks {
         tag: u64,
         sc_edges: bool,
     ) {
+        self.loc(loc);
+        let i = self.thread_mut_init(t);
+        self.enter(i, Some(loc.0));
         if !ord.is_atomic() {
             return;
         }
         self.sc_accesses |= ord.is_sc();
         self.turn_kept(t);
-        self.loc(loc);
-        let i = t as usize;
-        self.thread(t);
         let l = &mut self.locs[loc.0 as usize];
         let th = &mut self.threads[i];
         if rmw {
             if ord.is_acquire() {
                 th.cur.join(&l.released);
+                th.cur_reach.join(&l.released_reach);
             }
             th.acq.join(&l.released);
+            th.acq_reach.join(&l.released_reach);
         }
         l.last = Stamp {
             ts: l.last.ts + 1,
@@ -500,16 +718,44 @@ impl LocationClocks {
         let s = l.last;
         th.cur.raise(loc, s);
         th.acq.raise(loc, s);
+        // psc: the SeqCst accesses of `loc` before this write reach the
+        // SC fences it happens before (`eco` into a write before them); a
+        // SeqCst write is reached by them (`mo`, `rb`) and by the fences
+        // before any access of `loc` before it, besides what reaches any
+        // SeqCst access. (Fence-to-fence edges need nothing here: SC fences
+        // synchronise in the run's order, see `fence`.)
+        for p in [&mut th.cur_reach, &mut th.acq_reach] {
+            p.raise_in(Part::WritesBefore, 0, u64::from(loc.0), s.ts);
+            p.add_to(Part::IntoFences, 0, &l.sc_reach);
+        }
+        if ord.is_sc() {
+            let mut r = self.access_reach(i, loc.0);
+            let l = &self.locs[loc.0 as usize];
+            r.join(&l.sc_reach);
+            r.join(&l.fenced_reach);
+            r.raise(target(loc.0, TargetKind::Write), s.ts);
+            self.add_access_reach(i, loc.0, &r);
+        }
+        let l = &mut self.locs[loc.0 as usize];
+        let th = &mut self.threads[i];
+        th.cur_reach.take_part(Part::Fences, 0, &mut l.fenced_reach);
         let mut released = if ord.is_release() {
             th.cur.clone()
         } else {
             th.rel.clone()
         };
         released.raise(loc, s);
+        let released_reach = if ord.is_release() {
+            th.cur_reach.clone()
+        } else {
+            th.rel_reach.clone()
+        };
         if rmw {
             l.released.join(&released);
+            l.released_reach.join(&released_reach);
         } else {
             l.released = released;
+            l.released_reach = released_reach;
         }
         if sc_edges {
             th.sc.join(&l.sc_all);
@@ -534,21 +780,46 @@ impl LocationClocks {
     /// Thread `t` performs a fence.
     pub fn fence(&mut self, t: u32, ord: MemOrder) {
         let i = self.thread_mut_init(t);
+        self.enter(i, None);
         let th = &mut self.threads[i];
         if ord.is_acquire() {
             let acq = th.acq.clone();
             th.cur.join(&acq);
+            let acq = th.acq_reach.clone();
+            th.cur_reach.join(&acq);
         }
         if ord == MemOrder::SeqCst {
             th.cur.raise(FENCED, Stamp { ts: 1, plain: 1 });
             th.acq.raise(FENCED, Stamp { ts: 1, plain: 1 });
             th.cur.join(&self.fences);
             th.acq.join(&self.fences);
+            th.cur_reach.join(&self.fences_reach);
+            th.acq_reach.join(&self.fences_reach);
+            // What reaches the fence: the thread's SeqCst events, SC
+            // fences and SeqCst accesses before it, and the accesses and
+            // fences `eco`-before writes before it; it is a target by the
+            // writes it comes after.
+            let mut r = th.po_reach.clone();
+            th.cur_reach.take_part(Part::Fences, 0, &mut r);
+            th.cur_reach.take_part(Part::IntoFences, 0, &mut r);
+            for &(l, stamp) in &th.cur.0 {
+                if l != FENCED.0 {
+                    r.raise(target(l, TargetKind::FenceAfterAccess), stamp.ts);
+                }
+            }
+            for (l, ts) in th.cur_reach.iter_part(Part::WritesBefore, 0) {
+                r.raise(target(l as u32, TargetKind::FenceAfterWrite), ts);
+            }
+            th.po_reach.join(&r);
+            th.cur_reach.add_to(Part::Fences, 0, &r);
+            th.acq_reach.add_to(Part::Fences, 0, &r);
             self.fences.join(&th.cur);
+            self.fences_reach.join(&th.cur_reach);
             self.fenced_writes.join(&th.cur);
         }
         if ord.is_release() {
             th.rel = th.cur.clone();
+            th.rel_reach = th.cur_reach.clone();
         }
     }
 
@@ -559,13 +830,20 @@ impl LocationClocks {
         let i = self.thread_mut_init(t);
         let th = &mut self.threads[i];
         th.turn = Some((th.sc.clone(), Vec::new()));
+        th.turn_reach = Some((th.po_reach.clone(), th.pending_reach.clone(), Vec::new()));
     }
 
-    /// Thread `t`'s open turn failed: it counts for nothing SC.
+    /// Thread `t`'s open turn failed: it counts for nothing SC (what its
+    /// reads added to the thread's views stays: at most an edge more, so
+    /// a witness less, never a false one).
     pub fn turn_failed(&mut self, t: u32) {
         if let Some(th) = self.threads.get_mut(t as usize) {
             if let Some((before, _)) = th.turn.take() {
                 th.sc = before;
+            }
+            if let Some((po, pending, _)) = th.turn_reach.take() {
+                th.po_reach = po;
+                th.pending_reach = pending;
             }
         }
     }
@@ -575,11 +853,16 @@ impl LocationClocks {
         let Some(th) = self.threads.get_mut(t as usize) else {
             return;
         };
-        let Some((_, held)) = th.turn.take() else {
-            return;
-        };
-        for (loc, view) in held {
-            self.locs[loc.0 as usize].sc_all.join(&view);
+        let reach_held = th.turn_reach.take().map(|(_, _, held)| held);
+        if let Some((_, held)) = th.turn.take() {
+            for (loc, view) in held {
+                self.locs[loc.0 as usize].sc_all.join(&view);
+            }
+        }
+        for (loc, sc, fenced) in reach_held.into_iter().flatten() {
+            let l = &mut self.locs[loc.0 as usize];
+            l.sc_reach.join(&sc);
+            l.fenced_reach.join(&fenced);
         }
     }
 
