@@ -281,6 +281,42 @@ mod live {
         not_robust(false, || super::store_buffering(SeqCst, Relaxed));
     }
 
+    /// A relaxed compare-exchange against two SeqCst stores: it may write
+    /// before the store it misses in modification order, which no
+    /// interleaving does (psc does not forbid it: the compare-exchange is
+    /// no SeqCst access). With SeqCst everywhere, psc forbids every weak
+    /// step: robust. The location clocks decide both through psc.
+    fn cas_against_seq_cst_stores(cas: Ordering) {
+        let x = Arc::new(AtomicUsize::new(0));
+        let y = Arc::new(AtomicUsize::new(0));
+        let (x2, y2) = (x.clone(), y.clone());
+        let t = thread::spawn(move || {
+            y2.store(1, SeqCst);
+            x2.store(1, SeqCst);
+        });
+        let _ = x.compare_exchange(0, 1, cas, cas);
+        let _ = y.load(SeqCst);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn seq_cst_accesses_are_judged_through_psc() {
+        Builder::new()
+            .robustness()
+            .explore(|| cas_against_seq_cst_stores(Relaxed))
+            .unwrap_err();
+        Builder::new()
+            .robustness()
+            .explore(|| cas_against_seq_cst_stores(SeqCst))
+            .unwrap();
+        for pct in [false, true] {
+            not_robust(pct, || cas_against_seq_cst_stores(Relaxed));
+            live(pct)
+                .explore(|| cas_against_seq_cst_stores(SeqCst))
+                .unwrap();
+        }
+    }
+
     #[test]
     fn message_passing_is_judged_by_its_orders() {
         for pct in [false, true] {
