@@ -129,41 +129,50 @@ impl KeyClock {
     }
 
     /// Joins `src` (sorted, keys at least `from`) re-keyed from `from` to
-    /// `to` (a shift that keeps the order).
+    /// `to` (a shift that keeps the order). In place: keys already present
+    /// are raised, and new ones merged in from the back after one resize
+    /// (joins run on every access; an allocation each would dominate).
     fn join_entries(&mut self, src: &[(u64, u32)], from: u64, to: u64) {
         if src.is_empty() {
             return;
         }
         let map = |k: u64| k - from + to;
-        if self.0.is_empty() {
-            self.0.extend(src.iter().map(|&(k, v)| (map(k), v)));
-            return;
-        }
-        let a = std::mem::take(&mut self.0);
-        let mut out = Vec::with_capacity(a.len().max(src.len()));
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < src.len() {
-            let kb = map(src[j].0);
-            use std::cmp::Ordering::*;
-            match a[i].0.cmp(&kb) {
-                Less => {
-                    out.push(a[i]);
-                    i += 1;
-                }
-                Greater => {
-                    out.push((kb, src[j].1));
-                    j += 1;
-                }
-                Equal => {
-                    out.push((kb, a[i].1.max(src[j].1)));
-                    i += 1;
-                    j += 1;
-                }
+        // Raise what exists; count what does not.
+        let mut new = 0;
+        let mut i = 0;
+        for &(k, v) in src {
+            let k = map(k);
+            while i < self.0.len() && self.0[i].0 < k {
+                i += 1;
+            }
+            if i < self.0.len() && self.0[i].0 == k {
+                self.0[i].1 = self.0[i].1.max(v);
+            } else {
+                new += 1;
             }
         }
-        out.extend_from_slice(&a[i..]);
-        out.extend(src[j..].iter().map(|&(k, v)| (map(k), v)));
-        self.0 = out;
+        if new == 0 {
+            return;
+        }
+        let old = self.0.len();
+        self.0.resize(old + new, (0, 0));
+        let (mut i, mut j, mut k) = (old, src.len(), old + new);
+        while j > 0 {
+            let (kb, vb) = (map(src[j - 1].0), src[j - 1].1);
+            k -= 1;
+            if i > 0 && self.0[i - 1].0 > kb {
+                self.0[k] = self.0[i - 1];
+                i -= 1;
+            } else if i > 0 && self.0[i - 1].0 == kb {
+                // Raised above already.
+                self.0[k] = self.0[i - 1];
+                i -= 1;
+                j -= 1;
+            } else {
+                self.0[k] = (kb, vb);
+                j -= 1;
+            }
+        }
     }
 
     /// The entries of `part` (for `l`).
@@ -205,6 +214,33 @@ impl KeyClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joins_raise_and_merge_in_order() {
+        let clock = |e: &[(u64, u32)]| KeyClock(e.to_vec());
+        for (a, b, want) in [
+            (vec![], vec![(1, 1)], vec![(1, 1)]),
+            (
+                vec![(1, 5), (4, 1)],
+                vec![(1, 2), (4, 3)],
+                vec![(1, 5), (4, 3)],
+            ),
+            (
+                vec![(2, 1), (5, 5), (9, 1)],
+                vec![(0, 7), (5, 6), (6, 1), (10, 2)],
+                vec![(0, 7), (2, 1), (5, 6), (6, 1), (9, 1), (10, 2)],
+            ),
+            (
+                vec![(3, 3)],
+                vec![(1, 1), (2, 2)],
+                vec![(1, 1), (2, 2), (3, 3)],
+            ),
+        ] {
+            let mut x = clock(&a);
+            x.join(&clock(&b));
+            assert_eq!(x, clock(&want), "{a:?} + {b:?}");
+        }
+    }
 
     #[test]
     fn parts_are_kept_apart_and_joined_by_key() {
