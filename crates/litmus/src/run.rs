@@ -311,10 +311,6 @@ pub fn run_test(test: &LitmusTest, opts: &RunOptions) -> TestReport {
 fn run_test_random(test: &LitmusTest, opts: &RunOptions, iterations: u64, seed: u64) -> TestReport {
     let start = std::time::Instant::now();
     let keys = state_keys(test);
-    let program = || LitmusProgram {
-        test,
-        loop_bound: opts.loop_bound,
-    };
     let within_budget = |executions: u64| opts.max_executions.is_none_or(|m| executions < m);
     if opts.live && opts.model.has_live_memory() {
         let mut whole = crate::live::LiveOutcome::default();
@@ -338,15 +334,7 @@ fn run_test_random(test: &LitmusTest, opts: &RunOptions, iterations: u64, seed: 
     }
     let mut config = explorer_config(test, opts, &keys);
     config.max_executions = None;
-    let make = |_| {
-        let visitor = TallyVisitor {
-            tally: Tally::default(),
-            test,
-            keys: &keys,
-            replayer: program(),
-        };
-        (program(), visitor)
-    };
+    let make = |_| tally_worker(test, opts, &keys);
     let run_chunk = |(program, visitor): &mut (LitmusProgram, TallyVisitor), range| {
         let stats = random::explore_range(
             program,
@@ -396,19 +384,7 @@ fn explorer_config(test: &LitmusTest, opts: &RunOptions, keys: &[Key]) -> Config
 fn run_test_parallel(test: &LitmusTest, opts: &RunOptions) -> TestReport {
     let keys = state_keys(test);
     let config = explorer_config(test, opts, &keys);
-    let program = || LitmusProgram {
-        test,
-        loop_bound: opts.loop_bound,
-    };
-    let make = || {
-        let visitor = TallyVisitor {
-            tally: Tally::default(),
-            test,
-            keys: &keys,
-            replayer: program(),
-        };
-        (program(), visitor)
-    };
+    let make = || tally_worker(test, opts, &keys);
     let (stats, tallies) =
         exhaustive::explore_parallel(opts.jobs, &config, &make, &|v: TallyVisitor| v.tally);
     let mut tally = Tally::default();
@@ -665,6 +641,25 @@ impl Tally {
             (a, b) => a.or(b),
         };
     }
+}
+
+/// A worker of a parallel run of `test`: its interpreter and its tally.
+fn tally_worker<'a>(
+    test: &'a LitmusTest,
+    opts: &RunOptions,
+    keys: &'a [Key],
+) -> (LitmusProgram<'a>, TallyVisitor<'a>) {
+    let program = || LitmusProgram {
+        test,
+        loop_bound: opts.loop_bound,
+    };
+    let visitor = TallyVisitor {
+        tally: Tally::default(),
+        test,
+        keys,
+        replayer: program(),
+    };
+    (program(), visitor)
 }
 
 /// One worker's visitor in a parallel run: its tally.

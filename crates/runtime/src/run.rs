@@ -124,6 +124,19 @@ pub struct Summary {
     pub operations: Option<u64>,
 }
 
+impl Summary {
+    /// The summary of an exploration of execution graphs (no live-run
+    /// counts).
+    fn of_graphs(stats: Stats) -> Summary {
+        Summary {
+            blocked: stats.blocked,
+            stats,
+            behaviours: None,
+            operations: None,
+        }
+    }
+}
+
 /// Explores every execution of `main` (or replays one) and returns the first
 /// bug found, as a report.
 pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
@@ -184,12 +197,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     };
     let mut visitor = ProgressVisitor::new(visitor, cfg);
     let result = match &cfg.replay {
-        Some(s) => replay(&mut driver, s, cfg.model, &mut visitor.judge).map(|stats| Summary {
-            blocked: stats.blocked,
-            stats,
-            behaviours: None,
-            operations: None,
-        }),
+        Some(s) => replay(&mut driver, s, cfg.model, &mut visitor.judge).map(Summary::of_graphs),
         None => {
             let config = explorer_config(cfg);
             let stats = match cfg.strategy {
@@ -204,12 +212,7 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
                     &mut visitor,
                 ),
             };
-            Ok(Summary {
-                blocked: stats.blocked,
-                stats,
-                behaviours: None,
-                operations: None,
-            })
+            Ok(Summary::of_graphs(stats))
         }
     };
     drop(visitor);
@@ -335,12 +338,7 @@ fn run_parallel(
                 .cmp(&b.0.as_ref().map(|r| &r.replay))
         })
         .unwrap_or_default();
-    let summary = Summary {
-        blocked: stats.blocked,
-        stats,
-        behaviours: None,
-        operations: None,
-    };
+    let summary = Summary::of_graphs(stats);
     finish_run(&main, cfg, found, candidates, Ok(summary))
 }
 
@@ -447,12 +445,7 @@ fn run_random_parallel(
             .max_executions
             .is_some_and(|m| stats.executions + stats.blocked >= m);
     stats.elapsed = start.elapsed();
-    let summary = Summary {
-        blocked: stats.blocked,
-        stats,
-        behaviours: None,
-        operations: None,
-    };
+    let summary = Summary::of_graphs(stats);
     finish_run(&main, cfg, found, candidates, Ok(summary))
 }
 
