@@ -212,9 +212,8 @@ struct ThreadState {
     acq: Clock,
     rel: Clock,
     sc: Clock,
-    /// An open wait-loop turn: the SC view before it, and its reads'
-    /// contributions to their locations (held back until it is kept).
-    turn: Option<(Clock, Vec<(Loc, Clock)>)>,
+    /// An open wait-loop turn (see [`Turn`]).
+    turn: Option<Turn>,
     /// psc: the payloads riding with `cur`, `acq` and `rel`; what reaches
     /// the thread's SeqCst events so far (`po`); what reaches those since
     /// its last event at another location (released at its next one);
@@ -227,15 +226,20 @@ struct ThreadState {
     pending_reach: Reach,
     last: LastEvent,
     before_run: Reach,
-    /// An open turn's psc state before it, and its reads' contributions to
-    /// their locations (held back until it is kept).
-    turn_reach: Option<TurnReach>,
 }
 
-/// A thread's `po_reach` and `pending_reach` before an open wait-loop turn,
-/// and what its reads add to their locations' `sc_reach` and
-/// `fenced_reach` once it is kept.
-type TurnReach = (Reach, Reach, Vec<(Loc, Reach, Reach)>);
+/// An open wait-loop turn of a thread: what a failed turn restores, and
+/// what its reads add to their locations, held back until it is kept.
+#[derive(Clone, Debug, Default)]
+struct Turn {
+    /// The thread's SC view, `po_reach` and `pending_reach` before it.
+    sc: Clock,
+    po_reach: Reach,
+    pending_reach: Reach,
+    /// Per read: its location, and what it adds to the location's
+    /// `sc_all`, `sc_reach` and `fenced_reach`.
+    held: Vec<(Loc, Clock, Reach, Reach)>,
+}
 
 /// The kind of access a witness is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -452,8 +456,10 @@ impl LocationClocks {
             p.add_to(Part::SameLocation, l, r);
             p.add_to(Part::IntoFences, 0, r);
         }
-        match &mut th.turn_reach {
-            Some((_, _, held)) => held.push((Loc(l), r.clone(), Reach::default())),
+        match &mut th.turn {
+            Some(turn) => turn
+                .held
+                .push((Loc(l), Clock::default(), r.clone(), Reach::default())),
             None => self.locs[l as usize].sc_reach.join(r),
         }
     }
@@ -629,8 +635,11 @@ impl LocationClocks {
         let i = self.thread_mut_init(t);
         self.enter(i, Some(loc.0));
         if !ord.is_atomic() {
-            // A plain read takes no part in SC order, but coherence holds
-            // for it: the thread's later reads cannot read older writes.
+            // A plain read takes no part in SC order, and the thread does
+            // not become aware of what it read: a racy plain read may read
+            // an older write than the run's (a step these runs do not
+            // take), so later reads stay free to (see the README's note on
+            // non-atomics).
             return;
         }
         self.sc_accesses |= ord.is_sc();
@@ -646,7 +655,9 @@ impl LocationClocks {
         th.acq_reach.join(&l.released_reach);
         th.sc.join(&l.sc_last);
         match &mut th.turn {
-            Some((_, held)) => held.push((loc, th.sc.clone())),
+            Some(turn) => turn
+                .held
+                .push((loc, th.sc.clone(), Reach::default(), Reach::default())),
             None => self.locs[loc.0 as usize].sc_all.join(&th.sc),
         }
         if ord.is_sc() {
@@ -656,11 +667,16 @@ impl LocationClocks {
         // Fences before this read reach SeqCst writes after it (`eco`).
         let l = &mut self.locs[loc.0 as usize];
         let th = &mut self.threads[i];
-        let mut fenced = Reach::default();
-        th.cur_reach.take_part(Part::Fences, 0, &mut fenced);
-        match &mut th.turn_reach {
-            Some((_, _, held)) => held.push((loc, Reach::default(), fenced)),
-            None => l.fenced_reach.join(&fenced),
+        match &mut th.turn {
+            Some(turn) => {
+                let mut fenced = Reach::default();
+                th.cur_reach.take_part(Part::Fences, 0, &mut fenced);
+                if !fenced.is_empty() {
+                    turn.held
+                        .push((loc, Clock::default(), Reach::default(), fenced));
+                }
+            }
+            None => th.cur_reach.take_part(Part::Fences, 0, &mut l.fenced_reach),
         }
     }
 
@@ -796,9 +812,9 @@ impl LocationClocks {
             th.cur_reach.join(&self.fences_reach);
             th.acq_reach.join(&self.fences_reach);
             // What reaches the fence: the thread's SeqCst events, SC
-            // fences and SeqCst accesses before it, and the accesses and
-            // fences `eco`-before writes before it; it is a target by the
-            // writes it comes after.
+            // fences and SeqCst accesses before it, and the SeqCst accesses
+            // `eco`-before writes before it; it is a target by the writes
+            // it comes after.
             let mut r = th.po_reach.clone();
             th.cur_reach.take_part(Part::Fences, 0, &mut r);
             th.cur_reach.take_part(Part::IntoFences, 0, &mut r);
@@ -829,8 +845,12 @@ impl LocationClocks {
         self.turn_kept(t);
         let i = self.thread_mut_init(t);
         let th = &mut self.threads[i];
-        th.turn = Some((th.sc.clone(), Vec::new()));
-        th.turn_reach = Some((th.po_reach.clone(), th.pending_reach.clone(), Vec::new()));
+        th.turn = Some(Turn {
+            sc: th.sc.clone(),
+            po_reach: th.po_reach.clone(),
+            pending_reach: th.pending_reach.clone(),
+            held: Vec::new(),
+        });
     }
 
     /// Thread `t`'s open turn failed: it counts for nothing SC (what its
@@ -838,12 +858,10 @@ impl LocationClocks {
     /// a witness less, never a false one).
     pub fn turn_failed(&mut self, t: u32) {
         if let Some(th) = self.threads.get_mut(t as usize) {
-            if let Some((before, _)) = th.turn.take() {
-                th.sc = before;
-            }
-            if let Some((po, pending, _)) = th.turn_reach.take() {
-                th.po_reach = po;
-                th.pending_reach = pending;
+            if let Some(turn) = th.turn.take() {
+                th.sc = turn.sc;
+                th.po_reach = turn.po_reach;
+                th.pending_reach = turn.pending_reach;
             }
         }
     }
@@ -853,14 +871,12 @@ impl LocationClocks {
         let Some(th) = self.threads.get_mut(t as usize) else {
             return;
         };
-        let reach_held = th.turn_reach.take().map(|(_, _, held)| held);
-        if let Some((_, held)) = th.turn.take() {
-            for (loc, view) in held {
-                self.locs[loc.0 as usize].sc_all.join(&view);
-            }
-        }
-        for (loc, sc, fenced) in reach_held.into_iter().flatten() {
+        let Some(turn) = th.turn.take() else {
+            return;
+        };
+        for (loc, view, sc, fenced) in turn.held {
             let l = &mut self.locs[loc.0 as usize];
+            l.sc_all.join(&view);
             l.sc_reach.join(&sc);
             l.fenced_reach.join(&fenced);
         }
@@ -883,17 +899,39 @@ impl LocationClocks {
                     + t.acq.len()
                     + t.rel.len()
                     + t.sc.len()
-                    + t.turn.as_ref().map_or(0, |(c, h)| {
-                        c.len() + h.iter().map(|x| x.1.len()).sum::<usize>()
+                    + t.turn.as_ref().map_or(0, |turn| {
+                        turn.sc.len()
+                            + turn.po_reach.len()
+                            + turn.pending_reach.len()
+                            + turn
+                                .held
+                                .iter()
+                                .map(|h| h.1.len() + h.2.len() + h.3.len())
+                                .sum::<usize>()
                     })
+                    + [&t.cur_reach, &t.acq_reach, &t.rel_reach]
+                        .iter()
+                        .map(|p| p.len())
+                        .sum::<usize>()
+                    + t.po_reach.len()
+                    + t.pending_reach.len()
+                    + t.before_run.len()
             })
             .sum();
         let locs: usize = self
             .locs
             .iter()
-            .map(|l| l.released.len() + l.sc_last.len() + l.sc_all.len() + l.recent.len())
+            .map(|l| {
+                l.released.len()
+                    + l.sc_last.len()
+                    + l.sc_all.len()
+                    + l.recent.len()
+                    + l.released_reach.len()
+                    + l.sc_reach.len()
+                    + l.fenced_reach.len()
+            })
             .sum();
-        threads + locs + self.fences.len()
+        threads + locs + self.fences.len() + self.fences_reach.len()
     }
 }
 
