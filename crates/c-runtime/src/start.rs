@@ -136,6 +136,7 @@ fn config() -> RunConfig {
             .map_or(true, |v| v.trim() != "0"),
         report_races: std::env::var("C11CHECK_RACES").map_or(true, |v| v.trim() != "0"),
         report_livelocks: std::env::var("C11CHECK_LIVELOCKS").map_or(true, |v| v.trim() != "0"),
+        report_deadlocks: std::env::var("C11CHECK_DEADLOCKS").map_or(true, |v| v.trim() != "0"),
         preemption_bound: setting("C11CHECK_PREEMPTIONS"),
         robustness: std::env::var("C11CHECK_ROBUSTNESS").is_ok_and(|v| v.trim() != "0"),
         repair: std::env::var("C11CHECK_REPAIR").map_or(true, |v| v.trim() != "0"),

@@ -3,13 +3,11 @@
 //!
 //! Each is built from the model's actions on locations at the object's
 //! address, the way the Rust API's `Condvar` and `RwLock` are:
-//! - a condition variable is two seq_cst counters, its waiters (at `c`)
-//!   and its wake-up tokens (at `c + 8`); a waiter registers, releases the
-//!   mutex and takes a token (waiting until there is one, at no cost of an
-//!   execution), a signal turns one registration into a token, a broadcast
-//!   all of them. A wait may also wake spuriously (not twice in a row in a
-//!   thread, which would bring nothing new), and a timed wait may time out:
-//!   the explorer tries both;
+//! - a condition variable is `c11check_runtime::condvar`'s protocol on
+//!   the location at `c` (the Rust API's `Condvar` is too): a signal wakes
+//!   one of the threads waiting at that moment (the explorer tries each),
+//!   a broadcast all of them, and a wait may also wake spuriously (not
+//!   twice in a row at one wait), a timed one time out;
 //! - a read-write lock is a count of `PERMITS` shares at its address: a
 //!   reader takes one, a writer all (acquire), an unlock gives them back
 //!   (release);
@@ -27,49 +25,13 @@
 use crate::memory;
 use crate::pthread::{lock_addr, lock_mutex, may_unlock, unlock_mutex};
 use c11check_model::{Action, MemOrder, RmwOp, Value};
-use c11check_runtime::{access, LocCell, Site};
+use c11check_runtime::condvar::{self, WaitEnd, Woken};
+use c11check_runtime::{access, Site};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_int;
 
-/// A choice the explorer makes both ways: a weak compare-exchange on a
-/// fresh location fails or not (marked for reports as such a choice).
-pub(crate) fn explored_choice(site: Site) -> bool {
-    let cell = LocCell::new();
-    !access(
-        &cell,
-        0,
-        |loc| Action::Cas {
-            loc,
-            expected: 0,
-            new: c11check_runtime::CHOICE_MARK,
-            success: MemOrder::Relaxed,
-            failure: MemOrder::Relaxed,
-            weak: true,
-            lock: false,
-            take: false,
-        },
-        site,
-    )
-    .ok
-}
-
-/// A seq_cst read-modify-write of the counter at `addr` (initially 0).
-fn counter_rmw(addr: usize, op: RmwOp, operand: Value, site: Site) -> Value {
-    access(
-        memory::lock_cell(addr),
-        0,
-        |loc| Action::Rmw {
-            loc,
-            ord: MemOrder::SeqCst,
-            op,
-            operand,
-            width: c11check_model::Width::U64,
-        },
-        site,
-    )
-    .val
-}
+pub(crate) use c11check_runtime::condvar::explored_choice;
 
 /// Takes `n` from the count at `addr` (which starts at `init`), waiting
 /// while it is below `n` when `waits`; whether it took them.
@@ -98,30 +60,6 @@ fn take(addr: usize, init: Value, n: Value, ord: MemOrder, waits: bool, site: Si
     }
 }
 
-thread_local! {
-    /// Per execution: the threads whose last wait woke spuriously.
-    static LAST_SPURIOUS: RefCell<(u32, Vec<bool>)> = const { RefCell::new((0, Vec::new())) };
-}
-
-/// Whether this wait wakes spuriously (explored; not right after another).
-fn wakes_spuriously(site: Site) -> bool {
-    let g = c11check_runtime::generation();
-    let t = crate::tls::current_thread() as usize;
-    let last = LAST_SPURIOUS.with(|l| {
-        let mut l = l.borrow_mut();
-        if l.0 != g {
-            *l = (g, Vec::new());
-        }
-        if l.1.len() <= t {
-            l.1.resize(t + 1, false);
-        }
-        l.1[t]
-    });
-    let spurious = !last && explored_choice(site);
-    LAST_SPURIOUS.with(|l| l.borrow_mut().1[t] = spurious);
-    spurious
-}
-
 // ---- condition variables -----------------------------------------------------
 
 /// How a wait on a condition variable may end besides a notification.
@@ -145,27 +83,21 @@ pub(crate) fn cond_wait(
         return libc::EPERM;
     }
     memory::internal(|| {
-        counter_rmw(c, RmwOp::Add, 1, site);
-        unlock_mutex(m, site);
-        let (woken, timed_out) = match kind {
-            WaitKind::Untimed => (!wakes_spuriously(site), false),
-            WaitKind::Timed => {
-                let t = explored_choice(site);
-                (!t, t)
-            }
+        let end = match kind {
+            WaitKind::Untimed => WaitEnd::Untimed,
+            WaitKind::Timed => WaitEnd::Timed,
         };
-        if woken {
-            c11check_runtime::set_waiting(Some(match kind {
-                WaitKind::Untimed => "a condition variable's notification",
-                // The execution where it times out is explored too, so a
-                // notification that never comes is not a bug here.
-                WaitKind::Timed => c11check_runtime::TIMED_WAIT,
-            }));
-            take(c + 8, 0, 1, MemOrder::SeqCst, true, site);
-            c11check_runtime::set_waiting(None);
-        }
+        let woken = condvar::wait(
+            memory::lock_cell(c),
+            end,
+            "a condition variable's notification",
+            || {
+                unlock_mutex(m, site);
+            },
+            site,
+        );
         lock_mutex(m, Acquire::Wait, site);
-        if timed_out {
+        if woken == Woken::TimedOut {
             libc::ETIMEDOUT
         } else {
             0
@@ -176,53 +108,13 @@ pub(crate) fn cond_wait(
 /// Wakes one waiter of `c`, if there is one.
 pub(crate) fn cond_signal(c: usize, site: Site) {
     memory::begin(site);
-    memory::internal(|| loop {
-        let cell = memory::lock_cell(c);
-        let n = access(
-            cell,
-            0,
-            |loc| Action::Load {
-                loc,
-                ord: MemOrder::SeqCst,
-            },
-            site,
-        )
-        .val;
-        if n == 0 {
-            return;
-        }
-        let taken = access(
-            cell,
-            0,
-            |loc| Action::Cas {
-                loc,
-                expected: n,
-                new: n - 1,
-                success: MemOrder::SeqCst,
-                failure: MemOrder::SeqCst,
-                weak: false,
-                lock: false,
-                take: false,
-            },
-            site,
-        )
-        .ok;
-        if taken {
-            counter_rmw(c + 8, RmwOp::Add, 1, site);
-            return;
-        }
-    })
+    memory::internal(|| condvar::notify_one(memory::lock_cell(c), site))
 }
 
 /// Wakes every waiter of `c`.
 pub(crate) fn cond_broadcast(c: usize, site: Site) {
     memory::begin(site);
-    memory::internal(|| {
-        let n = counter_rmw(c, RmwOp::Xchg, 0, site);
-        if n > 0 {
-            counter_rmw(c + 8, RmwOp::Add, n, site);
-        }
-    })
+    memory::internal(|| condvar::notify_all(memory::lock_cell(c), site))
 }
 
 extern "C" fn cond_wait_impl(

@@ -118,6 +118,12 @@ pub struct Builder {
     /// --partition`-style jobs), together explore each execution (each
     /// iteration) exactly once. `C11CHECK_SHARD=I/N`.
     pub shard: Option<c11check_runtime::Shard>,
+    /// Whether an execution whose threads wait forever (a lock never
+    /// released, a lost wake-up, a join of a thread that never ends) is
+    /// reported as a deadlock. Off, it is cut as a blocked execution and
+    /// exploration goes on past it (to see the outcomes of the others).
+    /// On by default; `C11CHECK_DEADLOCKS=0` turns it off.
+    pub report_deadlocks: bool,
 }
 
 impl Default for Builder {
@@ -172,6 +178,7 @@ impl Builder {
                 v.parse()
                     .unwrap_or_else(|e| panic!("c11check: C11CHECK_SHARD: {e}"))
             }),
+            report_deadlocks: std::env::var("C11CHECK_DEADLOCKS").map_or(true, |v| v.trim() != "0"),
         }
     }
 
@@ -299,6 +306,12 @@ impl Builder {
         self.replay = Some(s.to_string());
         self
     }
+    /// Reports executions whose threads wait forever as deadlocks (on by
+    /// default), or cuts them and explores on.
+    pub fn report_deadlocks(mut self, on: bool) -> Self {
+        self.report_deadlocks = on;
+        self
+    }
     /// Writes the failing execution's graph (Graphviz) to `path`.
     pub fn dot(mut self, path: impl Into<std::path::PathBuf>) -> Self {
         self.dot = Some(path.into());
@@ -333,6 +346,7 @@ impl Builder {
             spurious_failures: self.spurious_failures,
             report_races: true,
             report_livelocks: true,
+            report_deadlocks: self.report_deadlocks,
             preemption_bound: self.preemption_bound,
             robustness: self.robustness,
             repair: self.repair,

@@ -18,6 +18,7 @@
 //! the free functions of this crate ([`access`], [`spawn`], [`join`], ...).
 
 pub mod alloc;
+pub mod condvar;
 mod driver;
 mod fiber;
 mod live;
@@ -398,6 +399,8 @@ pub(crate) struct Shared {
     pub ignore_races: bool,
     /// Spins that can never end are not reported (`RunConfig::report_livelocks` off).
     pub ignore_livelocks: bool,
+    /// Threads that wait forever are not reported (`RunConfig::report_deadlocks` off).
+    pub ignore_deadlocks: bool,
     /// Executions that are not sequentially consistent are reported
     /// (`RunConfig::robustness`).
     pub check_robustness: bool,

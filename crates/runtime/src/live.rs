@@ -541,6 +541,9 @@ impl<'a> Execution<'a> {
         if waiting == Some(crate::TIMED_WAIT) {
             return End::Blocked;
         }
+        if waiting.is_some() && self.shared.borrow().ignore_deadlocks {
+            return End::Blocked;
+        }
         let (kind, message) = match waiting {
             Some(what) => (
                 FailureKind::Deadlock,
@@ -902,7 +905,7 @@ impl<'a> Execution<'a> {
                 .map(|&t| shared.waits.get(t as usize).copied().flatten())
                 .collect()
         };
-        if labels.contains(&Some(crate::TIMED_WAIT)) {
+        if labels.contains(&Some(crate::TIMED_WAIT)) || self.shared.borrow().ignore_deadlocks {
             return End::Blocked;
         }
         let plain: Vec<u32> = (waiting.iter().zip(&labels))

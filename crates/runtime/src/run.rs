@@ -56,6 +56,11 @@ pub struct RunConfig {
     /// read what it read) is reported as a livelock (off: it is cut, as
     /// GenMC does unless asked to check liveness).
     pub report_livelocks: bool,
+    /// Whether an execution where threads wait forever (a lock never
+    /// released, a lost wake-up, a join of a thread that never ends) is
+    /// reported as a deadlock (off: it is cut, and exploration goes on
+    /// past it).
+    pub report_deadlocks: bool,
     /// Exhaustive mode: explore only the executions some schedule reaches
     /// preempting threads at most this many times (see
     /// `c11check_explore::bound`).
@@ -97,6 +102,7 @@ impl Default for RunConfig {
             spurious_failures: true,
             report_races: true,
             report_livelocks: true,
+            report_deadlocks: true,
             preemption_bound: None,
             robustness: false,
             repair: true,
@@ -242,6 +248,7 @@ fn new_driver(main: &Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> FiberDrive
         s.strong_cas = !cfg.spurious_failures;
         s.ignore_races = !cfg.report_races;
         s.ignore_livelocks = !cfg.report_livelocks;
+        s.ignore_deadlocks = !cfg.report_deadlocks;
         s.check_robustness = cfg.robustness;
         if !cfg.strengthen.is_empty() {
             crate::STRENGTHENING.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -729,7 +736,7 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
     if ex.ending != Ending::Complete && state.0.borrow().exited.is_some() {
         return None;
     }
-    match ex.ending {
+    let failure = match ex.ending {
         Ending::Complete => {
             let leaks = state.leaks();
             let (what, site) = leaks.first()?;
@@ -759,7 +766,8 @@ fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
             })
         }
         Ending::Blocked => judge_blocked(ex, state),
-    }
+    };
+    failure.filter(|f| !(f.kind == FailureKind::Deadlock && state.0.borrow().ignore_deadlocks))
 }
 
 /// A load that read the initial value of a location whose initial value

@@ -1,33 +1,24 @@
 //! `Condvar` and `Barrier` under the model.
 //!
-//! A waiter registers, releases the mutex and waits for a wake-up token; a
-//! notification hands out tokens (one, or one per registered waiter), and a
-//! waiter takes one ([`Action::take`]: a decrement when the count is
-//! positive). The counters are seq_cst modelled atomics, so
-//! condition-variable operations are totally ordered as the standard
-//! requires. A take waits like a lock acquisition: the exhaustive explorer
-//! schedules it only while a token is there, a live execution runs the
-//! waiter again once the count changes, so waiting costs no execution of
-//! its own. A waiter that no token can reach any more (a lost wake-up) is
-//! reported as a deadlock.
-//!
-//! [`Action::take`]: c11check_model::Action::take
-//!
-//! Spurious wake-ups are explored: a wait may return without a token, but not
-//! twice in a row in the same thread (a second one in a row brings nothing
-//! new and would let a waiting loop spin forever). Extra tokens left by
-//! waiters that woke spuriously wake later waiters early, which is also a
-//! spurious wake-up, so no behaviour std forbids is produced.
+//! A `Condvar` is `c11check_runtime::condvar`'s protocol, which the C
+//! runtime's condition variables share: a `notify_one` wakes one of the
+//! threads waiting at that moment (the explorer tries each), `notify_all`
+//! all of them, and a wait may also wake spuriously (not twice in a row at
+//! one wait) or, timed, time out; a thread that starts waiting after a
+//! notification cannot take its wake-up. Waiting costs no execution of its
+//! own, and a waiter no notification can reach any more (a lost wake-up)
+//! is reported as a deadlock.
 
 use super::atomic::{AtomicU64, AtomicUsize, Ordering};
 use super::{LockResult, MutexGuard, PoisonError};
-use std::cell::RefCell;
+use c11check_runtime::condvar::{self as protocol, WaitEnd, Woken};
+use c11check_runtime::Site;
 
 /// `std::sync::Condvar` under the model.
 #[derive(Debug, Default)]
 pub struct Condvar {
-    waiters: AtomicUsize,
-    tokens: AtomicUsize,
+    /// The waiters' set (see `c11check_runtime::condvar`).
+    waiters: AtomicU64,
 }
 
 /// Whether `wait` timed out (the model lets any timed wait time out).
@@ -41,96 +32,47 @@ impl WaitTimeoutResult {
     }
 }
 
-thread_local! {
-    /// Per execution: the threads whose last wait woke spuriously.
-    static LAST_SPURIOUS: RefCell<(u32, Vec<bool>)> = const { RefCell::new((0, Vec::new())) };
-}
-
-/// Reads and updates whether thread `t`'s last wait woke spuriously.
-fn last_wait_spurious(update: Option<bool>) -> bool {
-    let generation = c11check_runtime::generation();
-    let t = c11check_runtime::current_thread() as usize;
-    LAST_SPURIOUS.with(|l| {
-        let mut l = l.borrow_mut();
-        if l.0 != generation {
-            *l = (generation, Vec::new());
-        }
-        if l.1.len() <= t {
-            l.1.resize(t + 1, false);
-        }
-        let was = l.1[t];
-        if let Some(v) = update {
-            l.1[t] = v;
-        }
-        was
-    })
-}
-
-/// A choice the explorer makes both ways: a weak compare-exchange on a fresh
-/// location fails spuriously or not (whatever `Builder::spurious_failures`
-/// says of the program's own weak compare-exchanges).
+/// A choice the explorer makes both ways (whatever
+/// `Builder::spurious_failures` says of the program's own weak
+/// compare-exchanges).
 #[track_caller]
 pub(crate) fn explored_choice() -> bool {
-    // The value it would write marks it for reports (see
-    // `c11check_runtime::CHOICE_MARK`).
-    AtomicU64::inner(0)
-        .cas(
-            0,
-            c11check_runtime::CHOICE_MARK as u64,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-            true,
-        )
-        .is_err()
+    protocol::explored_choice(Site::caller())
 }
 
 impl Condvar {
     /// Makes a new one, as `std`'s `new` does.
     pub const fn new() -> Self {
         Condvar {
-            waiters: AtomicUsize::inner(0),
-            tokens: AtomicUsize::inner(0),
+            waiters: AtomicU64::inner(0),
         }
     }
 
-    /// Whether this wait may wake spuriously (not right after another one).
+    /// Releases the guard's mutex, waits as `end` allows and takes the
+    /// mutex again.
     #[track_caller]
-    fn may_wake_spuriously(&self) -> bool {
-        if last_wait_spurious(None) {
-            last_wait_spurious(Some(false));
-            return false;
-        }
-        let spurious = explored_choice();
-        last_wait_spurious(Some(spurious));
-        spurious
-    }
-
-    /// Takes a wake-up token, waiting while there is none. The take is one
-    /// action the explorer schedules only while a token is there, so a wait
-    /// costs no execution of its own (as a lock acquisition).
-    #[track_caller]
-    fn take_token(&self) {
-        while !self
-            .tokens
-            .take(1, Ordering::SeqCst, Ordering::SeqCst, true)
-        {
-            c11check_runtime::wait_lock(self.tokens.loc_cell(), c11check_runtime::Site::caller());
-        }
+    fn wait_as<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        end: WaitEnd,
+    ) -> (LockResult<MutexGuard<'a, T>>, Woken) {
+        let site = Site::caller();
+        let mutex = guard.mutex();
+        let woken = protocol::wait(
+            self.waiters.loc_cell(),
+            end,
+            "a condition variable's notification",
+            || drop(guard),
+            site,
+        );
+        (mutex.lock(), woken)
     }
 
     /// Releases the guard's mutex, waits for a notification (or wakes
     /// spuriously) and takes the mutex again.
     #[track_caller]
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-        let mutex = guard.mutex();
-        self.waiters.fetch_add(1, Ordering::SeqCst);
-        drop(guard);
-        if !self.may_wake_spuriously() {
-            c11check_runtime::set_waiting(Some("a condition variable's notification"));
-            self.take_token();
-            c11check_runtime::set_waiting(None);
-        }
-        mutex.lock()
+        self.wait_as(guard, WaitEnd::Untimed).0
     }
 
     /// Waits while `condition` holds.
@@ -157,52 +99,24 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         _dur: std::time::Duration,
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
-        let mutex = guard.mutex();
-        self.waiters.fetch_add(1, Ordering::SeqCst);
-        drop(guard);
-        let timed_out = explored_choice();
-        if !timed_out {
-            // The execution where this wait times out is explored too, so a
-            // notification that never comes is not a bug here.
-            c11check_runtime::set_waiting(Some(c11check_runtime::TIMED_WAIT));
-            self.take_token();
-            c11check_runtime::set_waiting(None);
-        }
-        match mutex.lock() {
-            Ok(g) => Ok((g, WaitTimeoutResult(timed_out))),
-            Err(p) => Err(PoisonError::new((
-                p.into_inner(),
-                WaitTimeoutResult(timed_out),
-            ))),
+        let (relocked, woken) = self.wait_as(guard, WaitEnd::Timed);
+        let timed_out = WaitTimeoutResult(woken == Woken::TimedOut);
+        match relocked {
+            Ok(g) => Ok((g, timed_out)),
+            Err(p) => Err(PoisonError::new((p.into_inner(), timed_out))),
         }
     }
 
     /// Wakes one waiting thread, if any.
     #[track_caller]
     pub fn notify_one(&self) {
-        loop {
-            let n = self.waiters.load(Ordering::SeqCst);
-            if n == 0 {
-                return;
-            }
-            if self
-                .waiters
-                .compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-            {
-                self.tokens.fetch_add(1, Ordering::SeqCst);
-                return;
-            }
-        }
+        protocol::notify_one(self.waiters.loc_cell(), Site::caller());
     }
 
     /// Wakes every waiting thread.
     #[track_caller]
     pub fn notify_all(&self) {
-        let n = self.waiters.swap(0, Ordering::SeqCst);
-        if n > 0 {
-            self.tokens.fetch_add(n, Ordering::SeqCst);
-        }
+        protocol::notify_all(self.waiters.loc_cell(), Site::caller());
     }
 }
 
