@@ -397,23 +397,26 @@ impl Builder {
     where
         F: Fn() + Send + Sync + 'static,
     {
+        let caller = std::panic::Location::caller();
         match self.explore(f) {
             Ok(summary) => {
                 let s = &summary.stats;
+                // Past the test harness's capture: a plain `ok` would say
+                // the test checked what it did not.
                 if s.over_bound + s.bound_pruned > 0 && !self.log {
-                    eprintln!(
-                        "c11check: the preemption bound ({}) left out {} executions (and {} partial ones): \
+                    c11check_runtime::tell_user(&format!(
+                        "c11check ({caller}): the preemption bound ({}) left out {} executions (and {} partial ones): \
                          they were not checked; raise or unset it to explore them",
                         self.preemption_bound.unwrap_or(0),
                         s.over_bound,
                         s.bound_pruned
-                    );
+                    ));
                 }
                 if summary.stats.cut && !self.log {
-                    eprintln!(
-                        "c11check: stopped by a budget after {} executions: the rest were not explored",
+                    c11check_runtime::tell_user(&format!(
+                        "c11check ({caller}): stopped by a budget after {} executions: the rest were not explored",
                         summary.stats.executions + summary.stats.blocked
-                    );
+                    ));
                 }
                 if self.log {
                     let s = &summary.stats;

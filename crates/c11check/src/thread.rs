@@ -233,7 +233,7 @@ where
         Err(payload) => std::panic::resume_unwind(payload),
     };
     if panicked {
-        panic!("a scoped thread panicked");
+        panic!("{}", c11check_runtime::SCOPE_PANIC);
     }
     result
 }

@@ -461,19 +461,21 @@ impl Shared {
         };
         let joined = |t: u32| self.joined_panics.contains(&t);
         let p = self.panics.iter().find(|(t, ..)| *t == 0 || !joined(*t))?;
-        let cause = if p.1.contains("Any { .. }") {
-            self.panics.iter().find(|(t, ..)| *t != p.0 && joined(*t))
+        let through = if p.1.contains("Any { .. }") {
+            Some("through `join`")
+        } else if p.1 == SCOPE_PANIC {
+            Some("by `thread::scope`")
         } else {
             None
         };
+        let cause = through.and_then(|how| {
+            let c = self.panics.iter().find(|(t, ..)| *t != p.0 && joined(*t))?;
+            Some((how, c))
+        });
         Some(match cause {
-            Some(c) => (
+            Some((how, c)) => (
                 vec![c.0, p.0],
-                format!(
-                    "{}\n  (passed on through `join`: {})",
-                    describe(c),
-                    describe(p)
-                ),
+                format!("{}\n  (passed on {how}: {})", describe(c), describe(p)),
             ),
             None => (vec![p.0], describe(p)),
         })
@@ -712,6 +714,21 @@ pub fn generation() -> u32 {
 pub fn weak_cas_may_fail() -> bool {
     with_shared(|s| !s.strong_cas)
 }
+
+/// Writes a line the user must see to the process's stderr itself, past
+/// the test harness's output capture (which takes `eprintln!`, also from
+/// threads a test spawns): a budget that cut a run short, a run that stands
+/// still. `cargo test` would otherwise show a plain `ok`, or nothing.
+pub fn tell_user(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+    let _ = err.flush();
+}
+
+/// What a scope panics with when one of its threads panicked (as std's
+/// does): reports lead with that thread's panic instead.
+pub const SCOPE_PANIC: &str = "a scoped thread panicked";
 
 /// The number of the modelled thread that is running (0 is the model's closure).
 #[inline]

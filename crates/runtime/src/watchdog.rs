@@ -80,7 +80,7 @@ pub(crate) fn watch() -> Guard {
                 }
                 still += tick;
                 if still >= quiet && still < quiet + tick {
-                    eprintln!("{}", stuck_message(quiet));
+                    crate::tell_user(&stuck_message(quiet));
                 }
             }
         });
