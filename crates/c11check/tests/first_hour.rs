@@ -163,3 +163,29 @@ fn a_std_mutex_hang_is_explained_under_the_capture() {
     );
     assert!(out.contains("a `std::sync::Mutex`"), "{out}");
 }
+
+static HITS: AtomicUsize = AtomicUsize::new(0);
+
+/// A `static` c11check atomic on two workers: the documented refusal
+/// naming `jobs(1)`, not "nondeterministic test".
+#[test]
+fn a_static_atomic_on_two_workers_is_refused_with_what_to_do() {
+    let r = std::panic::catch_unwind(|| {
+        Builder::new().jobs(2).check(|| {
+            thread::scope(|s| {
+                s.spawn(|| HITS.fetch_add(1, Ordering::Relaxed));
+                s.spawn(|| HITS.fetch_add(1, Ordering::Relaxed));
+            });
+        })
+    });
+    let msg = match r {
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+        Ok(()) => String::from("passed"),
+    };
+    assert!(msg.contains("jobs(1)"), "{msg}");
+    assert!(!msg.contains("nondeterministic"), "{msg}");
+}

@@ -476,6 +476,23 @@ impl FiberDriver {
     /// `asked`) and parks the thread; the execution is reported.
     fn nondeterministic(&mut self, g: &ExecutionGraph, t: u32, id: EventId, asked: &str) {
         let was = g.event(id).action;
+        // The re-run stopped at an object another parallel worker bound (a
+        // static): that refusal is what the user must read.
+        let refused = self
+            .shared
+            .borrow()
+            .panics
+            .iter()
+            .find(|p| p.0 == t && p.1.starts_with(crate::SHARED_OBJECT_REFUSED))
+            .map(|p| p.1.clone());
+        if let Some(message) = refused {
+            self.shared.borrow_mut().failure.get_or_insert(Failure {
+                kind: FailureKind::Panic,
+                message,
+                threads: vec![t],
+                events: vec![],
+            });
+        }
         self.shared.borrow_mut().failure.get_or_insert(Failure {
             kind: FailureKind::Nondeterminism,
             message: format!(

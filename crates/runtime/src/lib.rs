@@ -273,10 +273,19 @@ fn refuse_shared_object(cell: &LocCell) {
     }
     if cell.packed.load(Ordering::Relaxed) >> 32 != 0 {
         panic!(
-            "c11check: a c11check object made outside the model's executions (a static atomic,              `OnceLock`, `LazyLock`, `lazy_static!`, or one captured by the model's closure) is              used by several parallel workers (`Builder::jobs` / C11CHECK_JOBS above 1), which              would share its state: run this test on one worker (`jobs(1)`), or make the object              inside the closure"
+            "{SHARED_OBJECT_REFUSED} (a static atomic, `OnceLock`, `LazyLock`, \
+             `lazy_static!`, or one captured by the model's closure) is used by several \
+             parallel workers (`Builder::jobs` / C11CHECK_JOBS above 1), which would share \
+             its state: run this test on one worker (`jobs(1)`), or make the object inside \
+             the closure"
         );
     }
 }
+
+/// How the refusal of an object shared by parallel workers begins (a
+/// re-run that meets it reports it, not a nondeterministic test).
+pub(crate) const SHARED_OBJECT_REFUSED: &str =
+    "c11check: a c11check object made outside the model's executions";
 
 impl LocCell {
     pub const fn new() -> Self {
