@@ -108,6 +108,13 @@ fn config() -> RunConfig {
             "C11CHECK_PREEMPTIONS and C11CHECK_ITERATIONS are both set: the preemption bound applies to exhaustive exploration; unset one",
         );
     }
+    if let Ok(r) = std::env::var("C11CHECK_REPLAY") {
+        if let Err(e) = c11check_runtime::check_replay(&r) {
+            usage_error(&format!(
+                "cannot use C11CHECK_REPLAY={r:?}: {e}. Copy it whole from the last lines of a report"
+            ));
+        }
+    }
     RunConfig {
         strategy: match setting("C11CHECK_ITERATIONS") {
             Some(iterations) if live || pct_depth.is_some() => Strategy::Live { iterations, seed },

@@ -375,6 +375,14 @@ impl Builder {
                  (C11CHECK_PREEMPTIONS / C11CHECK_ITERATIONS)"
             );
         }
+        if let Some(r) = &self.replay {
+            if let Err(e) = c11check_runtime::check_replay(r) {
+                panic!(
+                    "c11check: cannot use the replay string {r:?} (`Builder::replay` or \
+                     C11CHECK_REPLAY): {e}. Copy it whole from the last lines of a report."
+                );
+            }
+        }
         c11check_runtime::set_before_op_hook(crate::sync::atomic::publish_exclusive_writes);
         let main = move || {
             f();

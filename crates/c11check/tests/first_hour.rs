@@ -189,3 +189,43 @@ fn a_static_atomic_on_two_workers_is_refused_with_what_to_do() {
     assert!(msg.contains("jobs(1)"), "{msg}");
     assert!(!msg.contains("nondeterministic"), "{msg}");
 }
+
+#[test]
+#[ignore = "run by a_misspelled_setting_is_named"]
+fn helper_plain() {
+    c11check::model(counter);
+}
+
+/// A misspelled `C11CHECK_*` variable is named, with the one meant.
+#[test]
+fn a_misspelled_setting_is_named() {
+    let out = run_helper("helper_plain", &[("C11CHECK_ITERATION", "5")], None);
+    assert!(
+        out.contains(
+            "c11check: warning: C11CHECK_ITERATION is not a c11check setting \
+             (did you mean C11CHECK_ITERATIONS?); it is ignored"
+        ),
+        "{out}"
+    );
+}
+
+/// A malformed replay string is a usage error that says what is wrong
+/// with it, not a bug in the test.
+#[test]
+fn a_malformed_replay_string_is_a_usage_error() {
+    for bad in ["garbage", "c1:0^1,zz", ""] {
+        let r = std::panic::catch_unwind(|| {
+            Builder::new().replay(bad).check(counter);
+        });
+        let msg = match r {
+            Err(p) => p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default(),
+            Ok(()) => String::from("passed"),
+        };
+        assert!(msg.contains("replay string"), "{bad:?}: {msg}");
+        assert!(!msg.contains("c11check found"), "{bad:?}: {msg}");
+    }
+}

@@ -200,6 +200,12 @@ pub fn include_dir() -> Result<PathBuf, String> {
 /// and links, each source is compiled on its own first (given
 /// `-fsanitize=thread`, the link would pull in libtsan).
 pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
+    // `--help` alone is a question about c11check, not about the compiler
+    // (`c11check cc -v --help` still reaches it).
+    if args.len() == 1 && matches!(args[0].as_str(), "--help" | "-h") {
+        print!("{}", cc_help(cxx));
+        return ExitCode::SUCCESS;
+    }
     let cc = match compiler(cxx) {
         Ok(c) => c,
         Err(e) => {
@@ -342,6 +348,68 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
     }
 }
 
+/// What `c11check cc --help` prints.
+fn cc_help(cxx: bool) -> String {
+    let (me, var, default) = if cxx {
+        ("c++", "CXX", "c++")
+    } else {
+        ("cc", "CC", "cc")
+    };
+    format!(
+        "c11check {me}: compile and link a {lang} program for checking: a drop-in {var}.
+
+Usage: c11check {me} [--cdschecker] [--shared-runtime | --static-runtime] COMPILER-ARGS...
+
+It runs the compiler (${{C11CHECK_{var}}}, else {default}) with -fsanitize=thread -g and
+c11check's headers (<c11check.h>, <genmc.h>) added, and links c11check's runtime
+in place of ThreadSanitizer's. Every other argument goes to the compiler.
+
+  --cdschecker       also CDSChecker's headers (threads.h with user_main,
+                     model-assert.h, librace.h)
+  --shared-runtime   link libc11check_rt.so instead of the static runtime
+                     (needed when the program loads shared libraries built
+                     with `c11check {me} -shared`; also C11CHECK_STATIC_RUNTIME=0)
+  --static-runtime   link the runtime statically (the default)
+
+Then run the program as usual (settings from C11CHECK_* variables), or with
+`c11check run [OPTIONS] ./prog` (see `c11check run --help`). Exit status 0: no
+bug, 1: a bug, 2: bad usage. For the compiler's own help: c11check {me} -v --help.
+
+Example: make CC=\"c11check cc\" && c11check run ./prog
+",
+        lang = if cxx { "C++" } else { "C" },
+    )
+}
+
+/// Whether `path` is an ELF executable that cannot hold c11check's runtime
+/// (no static copy of it, no need of its shared library): such a program
+/// would run once, unchecked. `false` when it cannot tell (a script).
+fn lacks_runtime(path: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    if !bytes.starts_with(b"\x7fELF") {
+        return false;
+    }
+    let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    // The shared runtime's name in the dynamic section, or a string of the
+    // runtime itself linked in.
+    !(has(RUNTIME.as_bytes()) || has(b"C11CHECK_STARTED_FILE"))
+}
+
+/// Finds `program` as the shell would (a path, or a name on `PATH`).
+fn find_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
+    let p = Path::new(program);
+    if p.components().count() > 1 {
+        return Some(p.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(p))
+            .find(|c| c.is_file())
+    })
+}
+
 /// `c11check run`'s options.
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -354,7 +422,9 @@ pub struct RunArgs {
     /// Schedule random executions with PCT of this depth.
     #[arg(long, value_name = "D")]
     pct: Option<u32>,
-    /// Memory model: cpp20 (default), rc11 or sc.
+    /// Memory model: cpp20 (default), rc11, sc, mca (C++20 on
+    /// multi-copy-atomic hardware such as ARMv8) or tso (C++20 compiled for
+    /// x86-64, under x86-TSO).
     #[arg(long)]
     model: Option<String>,
     /// Stop after this many executions.
@@ -378,12 +448,13 @@ pub struct RunArgs {
     /// Print the verdict as one JSON object on stdout.
     #[arg(long)]
     json: bool,
-    /// The program and its arguments.
-    #[arg(required = true, last = true)]
+    /// The program and its arguments (`--` before them is optional; the
+    /// options go before the program).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     program: Vec<OsString>,
 }
 
-/// `c11check run [OPTIONS] -- PROGRAM ARGS...`: runs the program with the
+/// `c11check run [OPTIONS] [--] PROGRAM ARGS...`: runs the program with the
 /// options as `C11CHECK_*` variables; its exit status is ours (0: no bug,
 /// 1: a bug, 2: a usage error).
 pub fn run_program(a: RunArgs) -> ExitCode {
@@ -395,6 +466,13 @@ pub fn run_program(a: RunArgs) -> ExitCode {
             );
             return ExitCode::from(2);
         }
+    }
+    if find_program(&a.program[0]).is_some_and(|p| lacks_runtime(&p)) {
+        eprintln!(
+            "c11check: {} was not built with c11check's runtime: build it with `c11check cc` (or `c11check c++`), e.g. `make CC=\"c11check cc\"`; nothing was run",
+            a.program[0].to_string_lossy()
+        );
+        return ExitCode::from(2);
     }
     let mut cmd = Command::new(&a.program[0]);
     cmd.args(&a.program[1..]);

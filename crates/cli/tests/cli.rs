@@ -123,8 +123,20 @@ fn cc_links_the_runtime_shared_or_static_and_run_checks_the_program() {
         assert_eq!(code, 0, "{how}: {err}");
         let size = std::fs::metadata(&exe).unwrap().len();
         assert_eq!(size > 1 << 20, how == "static", "{how}: {size} bytes");
-        let (code, _, err) = c11check(&["run", "--", exe.to_str().unwrap()]);
+        // `--` before the program is optional.
+        let (code, _, err) = c11check(&["run", exe.to_str().unwrap()]);
         assert_eq!(code, 1, "{how}: {err}");
+        let (code, _, err2) = c11check(&["run", "--model", "rc11", "--", exe.to_str().unwrap()]);
+        assert_eq!(code, 1, "{how}: {err2}");
+        // A malformed replay string is a usage error, not a bug.
+        let (code, _, err3) = c11check(&["run", "--replay", "garbage", exe.to_str().unwrap()]);
+        assert_eq!(code, 2, "{how}: {err3}");
+        assert!(
+            err3.contains(
+                "cannot use C11CHECK_REPLAY=\"garbage\": a replay string starts with `c1:`"
+            ),
+            "{how}: {err3}"
+        );
         assert!(err.contains("data race on data:"), "{how}: {err}");
         assert!(
             err.contains("mp.c:7:") && err.contains("mp.c:5:"),
@@ -336,4 +348,55 @@ fn merged_shards_are_the_whole_run() {
     let (code, _, err) = c11check(&["litmus", "--shard", "4/3", &suite]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is not a shard"), "{err}");
+}
+
+/// `c11check cc --help` is c11check's help, not the compiler's.
+#[test]
+fn cc_help_is_c11checks() {
+    for (cmd, var) in [("cc", "C11CHECK_CC"), ("c++", "C11CHECK_CXX")] {
+        let (code, out, err) = c11check(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.starts_with(&format!("c11check {cmd}: compile and link")),
+            "{out}"
+        );
+        assert!(
+            out.contains(var) && out.contains("--shared-runtime"),
+            "{out}"
+        );
+    }
+}
+
+/// A program not built with `c11check cc` is refused before it runs (it
+/// would run once, unchecked): this one would leave a file behind.
+#[test]
+fn run_refuses_a_program_without_the_runtime_before_running_it() {
+    let dir = std::env::temp_dir().join(format!("c11check-cli-plain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("plain.c");
+    let mark = dir.join("ran");
+    std::fs::write(
+        &src,
+        format!(
+            "#include <stdio.h>\nint main() {{ FILE *f = fopen(\"{}\", \"w\"); if (f) fclose(f); return 0; }}\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    let exe = dir.join("plain");
+    let cc = std::env::var("C11CHECK_TEST_CC").unwrap_or_else(|_| "cc".into());
+    let st = Command::new(cc)
+        .args([src.to_str().unwrap(), "-o", exe.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (code, _, err) = c11check(&["run", exe.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("was not built with c11check's runtime: build it with `c11check cc`")
+            && err.contains("nothing was run"),
+        "{err}"
+    );
+    assert!(!mark.exists(), "the program ran");
+    let _ = std::fs::remove_dir_all(&dir);
 }

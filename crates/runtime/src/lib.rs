@@ -27,11 +27,14 @@ mod report;
 mod robust;
 mod robust_live;
 mod run;
+pub mod settings;
 mod watchdog;
 
 pub use c11check_explore::Shard;
 pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
-pub use report::{decode_replay, describe_event, encode_replay, Failure, FailureKind, Report};
+pub use report::{
+    check_replay, decode_replay, describe_event, encode_replay, Failure, FailureKind, Report,
+};
 pub use run::{run, RunConfig, Strategy, Summary};
 
 use c11check_model::{Action, BlockReason, EventId, Loc, MemOrder, Value};

@@ -644,6 +644,42 @@ pub struct ReplayStep {
 }
 
 /// Parses a replay string made by [`encode_replay`].
+/// Checks a replay string before a run uses it: an exhaustive run's
+/// (`c1:...`) or a live random run's (`l1:<seed>[:uniform | :<depth>:<steps>][:strong]`).
+pub fn check_replay(s: &str) -> Result<(), String> {
+    let s = s.trim();
+    if let Some(live) = s.strip_prefix("l1:") {
+        let mut parts: Vec<&str> = live.split(':').collect();
+        if parts.last() == Some(&"strong") {
+            parts.pop();
+        }
+        let number = |p: &str| p.parse::<u64>().is_ok();
+        let ok = match parts.as_slice() {
+            [seed] => number(seed),
+            [seed, "uniform"] => number(seed),
+            [seed, depth, steps] => number(seed) && number(depth) && number(steps),
+            _ => false,
+        };
+        return if ok {
+            Ok(())
+        } else {
+            Err(
+                "a random run's replay string is `l1:` and the iteration's seed (with \
+                 `:uniform`, or PCT's `:<depth>:<steps>`, and `:strong` after it)"
+                    .to_string(),
+            )
+        };
+    }
+    if !s.starts_with("c1:") {
+        return Err(
+            "a replay string starts with `c1:` (an exhaustive run's) or `l1:` \
+                    (a random run's)"
+                .to_string(),
+        );
+    }
+    decode_replay(s).map(|_| ())
+}
+
 pub fn decode_replay(s: &str) -> Result<Vec<ReplayStep>, String> {
     let body = s
         .trim()

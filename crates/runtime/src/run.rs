@@ -147,6 +147,7 @@ impl Summary {
 /// bug found, as a report.
 pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
     crate::refuse_nested_model();
+    crate::settings::warn_unknown();
     // A model the live memory cannot run would take its random runs as
     // execution graphs; so does robustness under a hardware model (the
     // location clocks judge weak steps by C++20's rules).
