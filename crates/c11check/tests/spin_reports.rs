@@ -1,6 +1,7 @@
 //! What a user who forgets `spin_loop()` sees: a short report at the first
-//! execution that reaches the step bound, naming the loop and what to do,
-//! with a replay string that is short and replays.
+//! execution whose loop repeated one read-only turn a hundredth of the step
+//! bound times (or reached the bound), naming the loop and what to do, with
+//! a replay string that is short and replays.
 
 use c11check::model::{Builder, FailureKind, Report};
 use c11check::sync::atomic::{AtomicBool, Ordering};
@@ -38,7 +39,7 @@ fn check_spin_report(r: &Report) {
     assert!(
         first[1].starts_with("  thread 0 spins at crates/c11check/tests/spin_reports.rs:")
             && first[1].contains(
-                "without `spin_loop()` or `yield_now()`: the same turn repeated 9998 times"
+                "without `spin_loop()` or `yield_now()`: the same turn repeated 126 times"
             ),
         "{}",
         first[1]
@@ -55,7 +56,7 @@ fn check_spin_report(r: &Report) {
     );
     // The turns in between are one line, the replay string a few steps.
     assert!(text.lines().count() < 20, "{text}");
-    assert!(text.contains("the same turn 9996 more times"), "{text}");
+    assert!(text.contains("the same turn 124 more times"), "{text}");
     assert!(r.replay.len() < 40, "{}", r.replay);
 }
 
@@ -172,4 +173,68 @@ fn two_waits_on_their_own_stores_to_one_location_are_no_livelock() {
         })
         .unwrap_or_else(|r| panic!("{r}"));
     assert!(summary.stats.executions > 0);
+}
+
+/// A spin lock taken with a compare-exchange loop without a hint (issue
+/// 51): each execution the explorer makes adds one failed turn, so the
+/// step bound would come after ~10,000 executions; the loop is stopped
+/// after a hundred identical turns, with the short report.
+#[test]
+fn a_compare_exchange_lock_loop_without_a_hint_is_stopped_early() {
+    use c11check::cell::UnsafeCell;
+    struct SpinLock {
+        locked: AtomicBool,
+        data: UnsafeCell<usize>,
+    }
+    // SAFETY: `data` is accessed only with `locked` taken.
+    unsafe impl Sync for SpinLock {}
+    for weak in [false, true] {
+        let r = Builder::new()
+            .explore(move || {
+                let l = Arc::new(SpinLock {
+                    locked: AtomicBool::new(false),
+                    data: UnsafeCell::new(0),
+                });
+                let hs: Vec<_> = (0..2)
+                    .map(|_| {
+                        let l = l.clone();
+                        thread::spawn(move || {
+                            let take = |l: &SpinLock| {
+                                if weak {
+                                    l.locked.compare_exchange_weak(
+                                        false,
+                                        true,
+                                        Ordering::Acquire,
+                                        Ordering::Relaxed,
+                                    )
+                                } else {
+                                    l.locked.compare_exchange(
+                                        false,
+                                        true,
+                                        Ordering::Acquire,
+                                        Ordering::Relaxed,
+                                    )
+                                }
+                            };
+                            while take(&l).is_err() {}
+                            // SAFETY: the lock is held.
+                            l.data.with_mut(|d| unsafe { *d += 1 });
+                            l.locked.store(false, Ordering::Release);
+                        })
+                    })
+                    .collect();
+                for h in hs {
+                    h.join().unwrap();
+                }
+            })
+            .expect_err("stopped");
+        assert_eq!(r.failure.kind, FailureKind::SpinWithoutHint, "{r}");
+        assert!(r.execution_number < 1000, "{}", r.execution_number);
+        assert!(r.to_string().lines().count() < 30, "{r}");
+        assert!(
+            r.failure.message.contains("compare_exchange")
+                && r.failure.message.contains("spin_loop()"),
+            "{r}"
+        );
+    }
 }

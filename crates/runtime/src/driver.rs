@@ -95,19 +95,29 @@ impl FiberDriver {
     /// on would explore every number of turns up to the bound (hours for a
     /// flag another thread sets), and could only end in a report of the
     /// bound anyway.
-    fn stop_at_unmarked_spin(&mut self, g: &ExecutionGraph, t: u32) {
+    ///
+    /// With `min_turns`, only a loop that repeated its turn that many times
+    /// is stopped (checked as the thread runs, before the bound): the
+    /// explorer adds one turn per execution to a loop whose exit reads
+    /// another thread's store (a compare-exchange lock taken in a loop, a
+    /// flag read in a loop), so the bound would be reached only after
+    /// thousands of executions. Returns whether it stopped the run.
+    fn stop_at_unmarked_spin(&mut self, g: &ExecutionGraph, t: u32, min_turns: u32) -> bool {
         let state = ExecutionState(self.shared.clone());
         let site = |id: EventId| state.site(id);
         let len = g.thread_len(t);
         let Some(turn) = crate::report::repeated_turn(g, t, len, &site) else {
-            return;
+            return false;
         };
+        if turn.turns < min_turns {
+            return false;
+        }
         let turn_events = turn.start + (turn.turns - 1) * turn.len..len;
         if turn_events.clone().any(|i| {
             let e = g.event(EventId::new(t, i));
             e.is_write() || !(e.is_read() || matches!(e.action, Action::Fence { .. }))
         }) {
-            return;
+            return false;
         }
         let message = crate::run::spin_message(g, t, turn, &site);
         self.shared.borrow_mut().failure.get_or_insert(Failure {
@@ -116,6 +126,7 @@ impl FiberDriver {
             threads: vec![t],
             events: vec![EventId::new(t, turn.start)],
         });
+        true
     }
 
     /// Makes the runtime functions of this crate reach this driver while it runs.
@@ -848,8 +859,18 @@ impl Driver for FiberDriver {
         while self.slot(t).done < g.thread_len(t) {
             self.feed(g, t);
         }
-        if g.thread_len(t) >= self.options.max_steps {
-            self.stop_at_unmarked_spin(g, t);
+        let len = g.thread_len(t);
+        if len >= self.options.max_steps {
+            self.stop_at_unmarked_spin(g, t, 3);
+            return Action::Block {
+                reason: BlockReason::Bound,
+            };
+        }
+        // A loop without a hint that repeated one read-only turn a
+        // hundredth of the step bound times is stopped there (looked at
+        // every 64 operations of a thread).
+        let idle_turns = (self.options.max_steps / 100).max(3);
+        if len >= idle_turns && len.is_multiple_of(64) && self.stop_at_unmarked_spin(g, t, idle_turns) {
             return Action::Block {
                 reason: BlockReason::Bound,
             };

@@ -1194,9 +1194,14 @@ pub(crate) fn spin_message(
     let writes =
         (turn.start..turn.start + turn.len).any(|i| g.event(EventId::new(t, i)).is_write());
     format!(
-        "thread {t} {}{at} without `spin_loop()` or `yield_now()`: the same turn repeated {} times, up to the step bound:\n      {}{more}\n  {}",
+        "thread {t} {}{at} without `spin_loop()` or `yield_now()`: the same turn repeated {} times{}:\n      {}{more}\n  {}",
         if writes { "loops" } else { "spins" },
         turn.turns,
+        if writes {
+            ", up to the step bound"
+        } else {
+            " (c11check stops a loop that only reads after a hundredth of the step bound of identical turns)"
+        },
         ops.join("\n      "),
         SPIN_ADVICE
     )
@@ -1204,7 +1209,7 @@ pub(crate) fn spin_message(
 
 /// What a loop that ran into the step bound repeating one turn may be, and
 /// what to do about it.
-const SPIN_ADVICE: &str = "Either nothing will ever end this loop (a livelock), or another thread will, and c11check, which cannot tell that the loop waits, would explore every number of turns up to the bound. Call `c11check::hint::spin_loop()` (or `c11check::thread::yield_now()`) in the loop: c11check then cuts each turn that only reads again what the turn before read, explores the executions where another thread's store ends the wait, and reports a wait nothing can end as a livelock. If the loop is just long, raise the bound (`Builder::max_steps`, C11CHECK_MAX_STEPS).";
+const SPIN_ADVICE: &str = "Either nothing will ever end this loop (a livelock), or another thread will, and c11check, which cannot tell that the loop waits, would explore every number of turns up to the step bound. Call `c11check::hint::spin_loop()` (or `c11check::thread::yield_now()`) in the loop: c11check then cuts each turn that only reads again what the turn before read, explores the executions where another thread's store ends the wait, and reports a wait nothing can end as a livelock. If the loop is just long, raise the bound (`Builder::max_steps`, C11CHECK_MAX_STEPS).";
 
 /// Re-runs the one execution a replay string describes.
 fn replay(
