@@ -638,8 +638,8 @@ impl LocationClocks {
             // A plain read takes no part in SC order, and the thread does
             // not become aware of what it read: a racy plain read may read
             // an older write than the run's (a step these runs do not
-            // take), so later reads stay free to (see the README's note on
-            // non-atomics).
+            // take), so later reads stay free to (see the note on
+            // non-atomics in docs/robustness.md).
             return;
         }
         self.sc_accesses |= ord.is_sc();

@@ -870,7 +870,10 @@ impl Driver for FiberDriver {
         // hundredth of the step bound times is stopped there (looked at
         // every 64 operations of a thread).
         let idle_turns = (self.options.max_steps / 100).max(3);
-        if len >= idle_turns && len.is_multiple_of(64) && self.stop_at_unmarked_spin(g, t, idle_turns) {
+        if len >= idle_turns
+            && len.is_multiple_of(64)
+            && self.stop_at_unmarked_spin(g, t, idle_turns)
+        {
             return Action::Block {
                 reason: BlockReason::Bound,
             };

@@ -351,6 +351,13 @@ pub enum Outcome {
         message: String,
     },
     CompileError(String),
+    /// No bug within the execution budget (`C11CHECK_GENMC_BUDGET`), which
+    /// stopped the run: too large to finish here, listed, not failed.
+    Budget {
+        executions: u64,
+    },
+    /// No verdict within the hang guard (`C11CHECK_GENMC_TIMEOUT`, 30
+    /// minutes): the program hangs.
     Timeout,
     /// Anything else (a crash, an unreadable verdict): status and output.
     Other(String),
@@ -402,6 +409,27 @@ pub fn build_case(case: &Case, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// How many executions a GenMC program may take here
+/// (`C11CHECK_GENMC_BUDGET`, 600,000: above the largest count that
+/// finishes, fib_bench's 525,630): a program over it is listed, not failed.
+/// An execution budget, not a time limit, so that which programs are
+/// checked does not depend on how busy the machine is.
+pub fn genmc_budget() -> String {
+    std::env::var("C11CHECK_GENMC_BUDGET").unwrap_or_else(|_| "600000".into())
+}
+
+/// How long a program may run before it is taken for hung
+/// (`C11CHECK_GENMC_TIMEOUT`, 30 minutes): a guard against hangs only, far
+/// above what the budget takes on a busy machine.
+pub fn hang_guard() -> Duration {
+    Duration::from_secs_f64(
+        std::env::var("C11CHECK_GENMC_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1800.0),
+    )
+}
+
 /// Runs a built program with `env`, killing it after `timeout`.
 pub fn run_program(exe: &Path, env: &[(&str, &str)], timeout: Duration) -> Outcome {
     let mut child = match Command::new(exe)
@@ -444,6 +472,9 @@ pub fn run_program(exe: &Path, env: &[(&str, &str)], timeout: Duration) -> Outco
             .next()
             .and_then(|w| w.parse().ok());
         if let (Some(n), Some(0)) = (n, status.code()) {
+            if line.contains("(stopped early: a budget was reached)") {
+                return Outcome::Budget { executions: n };
+            }
             return Outcome::Pass {
                 executions: n,
                 loops: line.contains("it loops") || line.contains("at barriers"),
@@ -467,12 +498,8 @@ pub fn run_program(exe: &Path, env: &[(&str, &str)], timeout: Duration) -> Outco
 
 /// Builds and runs every case (two at a time), printing a table.
 pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
-    let timeout = Duration::from_secs_f64(
-        std::env::var("C11CHECK_GENMC_TIMEOUT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(60.0),
-    );
+    let timeout = hang_guard();
+    let budget = genmc_budget();
     // One directory per suite (the tests of a binary run side by side).
     static SUITES: AtomicUsize = AtomicUsize::new(0);
     let scratch = std::env::temp_dir().join(format!(
@@ -497,7 +524,11 @@ pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
                     Err(e) => Outcome::CompileError(e),
                     Ok(()) => {
                         // GenMC checks safety, not liveness (unless asked to).
-                        let mut env = vec![("C11CHECK_MODEL", "rc11"), ("C11CHECK_LIVELOCKS", "0")];
+                        let mut env = vec![
+                            ("C11CHECK_MODEL", "rc11"),
+                            ("C11CHECK_LIVELOCKS", "0"),
+                            ("C11CHECK_MAX_EXECUTIONS", budget.as_str()),
+                        ];
                         if case.genmc_flags.contains("-disable-race-detection") {
                             env.push(("C11CHECK_RACES", "0"));
                         }
@@ -556,7 +587,10 @@ pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
             ),
             Outcome::Bug { title, message } => ("-".into(), format!("{title} {message}")),
             Outcome::CompileError(e) => ("-".into(), format!("compile error: {e}")),
-            Outcome::Timeout => ("-".into(), "timeout".into()),
+            Outcome::Budget { executions } => {
+                (executions.to_string(), "over the execution budget".into())
+            }
+            Outcome::Timeout => ("-".into(), "hung (no verdict within the hang guard)".into()),
             Outcome::Other(e) => ("-".into(), e.clone()),
         };
         println!(
