@@ -178,14 +178,7 @@ fn a_static_atomic_on_two_workers_is_refused_with_what_to_do() {
             });
         })
     });
-    let msg = match r {
-        Err(p) => p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default(),
-        Ok(()) => String::from("passed"),
-    };
+    let msg = panic_text(r);
     assert!(msg.contains("jobs(1)"), "{msg}");
     assert!(!msg.contains("nondeterministic"), "{msg}");
 }
@@ -217,15 +210,20 @@ fn a_malformed_replay_string_is_a_usage_error() {
         let r = std::panic::catch_unwind(|| {
             Builder::new().replay(bad).check(counter);
         });
-        let msg = match r {
-            Err(p) => p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default(),
-            Ok(()) => String::from("passed"),
-        };
+        let msg = panic_text(r);
         assert!(msg.contains("replay string"), "{bad:?}: {msg}");
         assert!(!msg.contains("c11check found"), "{bad:?}: {msg}");
+    }
+}
+
+/// What a `catch_unwind` caught the run panicking with ("passed" if not).
+fn panic_text(r: std::thread::Result<()>) -> String {
+    match r {
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+        Ok(()) => String::from("passed"),
     }
 }

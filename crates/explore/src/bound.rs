@@ -67,6 +67,129 @@ pub fn part_within(g: &ExecutionGraph, part: &[u32], budget: u32, rules: Rules) 
     Search::new(g, part, rules).fits(budget)
 }
 
+/// A schedule of a graph within a preemption budget, kept while the graph
+/// grows: the explorer asks after every write whether the graph so far is
+/// still within the bound, and a search for each was most of a bounded
+/// run's time. Events added since are appended to the schedule; that costs
+/// at most one more preemption per thread that had run before and now has
+/// a new event (the switch after its last event took the processor from
+/// nothing then, from the new event now). Only when the budget would be
+/// exceeded, or under SC schedules (where a read at the end may not see its
+/// write), does the search run again.
+#[derive(Clone, Debug, Default)]
+pub struct Witness {
+    /// Events of each thread in the schedule.
+    placed: Vec<u32>,
+    /// The thread of the schedule's last event.
+    last: Option<u32>,
+    /// Threads whose last placed event is followed by another thread's.
+    switched_away: Vec<bool>,
+    /// The schedule's preemptions (an upper bound).
+    cost: u32,
+    /// Whether this is a schedule of a graph at all (else: none yet).
+    valid: bool,
+    /// The graph this grew from was found beyond the budget: so is every
+    /// graph it grows into.
+    over: bool,
+}
+
+impl Witness {
+    /// Whether `g` has a schedule with at most `budget` preemptions, as
+    /// [`within`] says, reusing and updating the schedule kept for the
+    /// graph `g` grew from (forget it with `Witness::default()` when the
+    /// graph changes otherwise, as at a revisit). Once a graph is beyond
+    /// the budget, the graphs it grows into are too, without a search.
+    pub fn within(&mut self, g: &ExecutionGraph, budget: u32, rules: Rules) -> bool {
+        if self.over {
+            return false;
+        }
+        if self.valid && !rules.sc && self.extend(g, budget) {
+            return true;
+        }
+        let part: Vec<u32> = (0..g.num_threads() as u32)
+            .map(|t| g.thread_len(t))
+            .collect();
+        let mut search = Search::new(g, &part, rules);
+        if !search.fits(budget) {
+            *self = Witness {
+                over: true,
+                ..Witness::default()
+            };
+            return false;
+        }
+        let n = g.num_threads();
+        let mut w = Witness {
+            placed: vec![0; n],
+            last: None,
+            switched_away: vec![false; n],
+            cost: budget - search.left,
+            valid: true,
+            over: false,
+        };
+        for &t in &search.path {
+            w.append(t);
+        }
+        *self = w;
+        true
+    }
+
+    fn append(&mut self, t: u32) {
+        let t = t as usize;
+        if self.placed.len() <= t {
+            self.placed.resize(t + 1, 0);
+            self.switched_away.resize(t + 1, false);
+        }
+        if let Some(l) = self.last {
+            if l as usize != t {
+                self.switched_away[l as usize] = true;
+            }
+        }
+        self.switched_away[t] = false;
+        self.placed[t] += 1;
+        self.last = Some(t as u32);
+    }
+
+    /// Appends the events `g` has beyond the schedule, in the order they
+    /// were added; false when that may exceed `budget` (or the graph is not
+    /// one this schedule's graph grew into).
+    fn extend(&mut self, g: &ExecutionGraph, budget: u32) -> bool {
+        let n = g.num_threads();
+        if self.placed.len() < n {
+            self.placed.resize(n, 0);
+            self.switched_away.resize(n, false);
+        }
+        let mut new: SmallVec<[(u32, EventId); 8]> = SmallVec::new();
+        for t in 0..n as u32 {
+            let len = g.thread_len(t);
+            if len < self.placed[t as usize] {
+                return false;
+            }
+            for i in self.placed[t as usize]..len {
+                let id = EventId::new(t, i);
+                new.push((g.event(id).stamp, id));
+            }
+        }
+        new.sort_unstable();
+        let mut cost = self.cost;
+        for &(_, id) in &new {
+            let t = id.thread as usize;
+            // The switch after this thread's last event now leaves an
+            // event behind, unless the thread yielded there.
+            let yielded =
+                self.placed[t] > 0 && g.event(EventId::new(id.thread, self.placed[t] - 1)).yields;
+            if self.switched_away[t] && !yielded {
+                cost += 1;
+                if cost > budget {
+                    return false;
+                }
+            }
+            self.append(id.thread);
+        }
+        self.cost = cost;
+        true
+    }
+}
+
 /// The smallest number of preemptions of a schedule of `g`, or `None` when
 /// it has no schedule (an SC schedule of a graph that is not SC).
 pub fn preemptions(g: &ExecutionGraph, rules: Rules) -> Option<u32> {
@@ -105,6 +228,11 @@ struct Search<'a> {
     /// States from which a schedule was shown to need more than the budget
     /// kept here (the largest such budget).
     failed: HashMap<State, u32>,
+    /// The threads of the events placed on the way to the current state
+    /// (the schedule found, once the search succeeds), and the budget left
+    /// at its end.
+    path: Vec<u32>,
+    left: u32,
 }
 
 /// How many of each write's reads a schedule has placed, under SC (it
@@ -140,6 +268,8 @@ impl<'a> Search<'a> {
             readers,
             locks,
             failed: HashMap::default(),
+            path: Vec::new(),
+            left: 0,
         }
     }
 
@@ -285,17 +415,21 @@ impl<'a> Search<'a> {
 
     fn search(&mut self, mut s: State, mut mem: ReadCount, budget: u32) -> bool {
         let g = self.g;
+        let entry = self.path.len();
         // Run the current thread on while it can, up to a choice.
         if let Some(t) = s.current {
             while self.can_place(&s, &mem, t) && !self.is_choice(&s, t) {
                 self.place(&mut s, &mut mem, t);
+                self.path.push(t);
             }
         }
         let n = g.num_threads() as u32;
         if (0..n).all(|t| s.placed[t as usize] == self.len[t as usize]) {
+            self.left = budget;
             return true;
         }
         if self.failed.get(&s).is_some_and(|&b| b >= budget) {
+            self.path.truncate(entry);
             return false;
         }
         let cost = match s.current {
@@ -318,12 +452,15 @@ impl<'a> Search<'a> {
             let (mut next, mut next_mem) = (s.clone(), mem.clone());
             self.place(&mut next, &mut next_mem, u);
             next.current = Some(u);
+            self.path.push(u);
             if self.search(next, next_mem, budget - c) {
                 found = true;
                 break;
             }
+            self.path.pop();
         }
         if !found {
+            self.path.truncate(entry);
             let b = self.failed.entry(s).or_insert(budget);
             *b = (*b).max(budget);
         }

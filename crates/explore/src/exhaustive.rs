@@ -170,6 +170,9 @@ struct Explorer<'a, D, V> {
     /// While a sharded run splits the tree (see [`Explorer::split_for`]):
     /// executions count only in the shard their branch's hash names.
     splitting: bool,
+    /// The running branch's schedule within the preemption bound, kept as
+    /// its graph grows (see [`crate::bound::Witness`]).
+    witness: crate::bound::Witness,
 }
 
 /// `canonical_source`'s candidate writes and their quick verdicts, kept
@@ -396,6 +399,7 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
             path: Path::default(),
             children: 0,
             splitting: false,
+            witness: crate::bound::Witness::default(),
         }
     }
 
@@ -661,6 +665,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // branch leads to (its own revisits included).
         let mut whole_over = false;
         let mut dead = Vec::new();
+        // The schedule kept for the bound belongs to the graph before the
+        // revisit: start afresh.
+        self.witness = crate::bound::Witness::default();
         if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
             self.stats.bound_pruned += 1;
             return;
@@ -1477,11 +1484,17 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// [`crate::bound::part_within`]). Checked when a branch starts (a
     /// revisit changes that part) and where a thread ends or joins one (the
     /// part grows while no read may be revisited).
-    fn partial_over_bound(&self, g: &ExecutionGraph) -> bool {
+    fn partial_over_bound(&mut self, g: &ExecutionGraph) -> bool {
         let Some(k) = self.config.preemption_bound else {
             return false;
         };
-        !crate::bound::part_within(g, &Self::fixed_part(g), k, self.bound_rules())
+        let rules = self.bound_rules();
+        // A part of a graph within the bound is within it (the schedule
+        // kept for the graph usually says so at no cost).
+        if self.witness.within(g, k, rules) {
+            return false;
+        }
+        !crate::bound::part_within(g, &Self::fixed_part(g), k, rules)
     }
 
     /// The part of `g` every graph its branch leads to holds as it is here:
@@ -1517,7 +1530,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// it (for the rest of the branch: the parts only grow), and
     /// `whole_over` that `g` is.
     fn ahead_over_bound(
-        &self,
+        &mut self,
         g: &ExecutionGraph,
         whole_over: &mut bool,
         dead: &mut Vec<bool>,
@@ -1527,7 +1540,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         };
         let rules = self.bound_rules();
         if !*whole_over {
-            if crate::bound::within(g, k, rules) {
+            if self.witness.within(g, k, rules) {
                 return false;
             }
             *whole_over = true;
@@ -1581,7 +1594,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
 
         let model = self.config.model;
         if let Some(k) = self.config.preemption_bound {
-            if !crate::bound::within(g, k, self.bound_rules()) {
+            let rules = self.bound_rules();
+            if !self.witness.within(g, k, rules) {
                 self.stats.over_bound += 1;
                 return;
             }
