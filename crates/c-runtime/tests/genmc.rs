@@ -104,6 +104,10 @@ const BOUND_DIFFERENCES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The largest full count (GenMC's) of a configuration whose bounded
+/// counts are compared.
+const MAX_BOUNDED_COUNT: u64 = 2_000;
+
 /// Preemption-bounded exploration against GenMC's context-bounded counts
 /// (`expected.cb.in`, SC): for every program and configuration whose full
 /// count c11check and GenMC agree on, the count within each bound 0, 1, ...
@@ -121,9 +125,25 @@ fn preemption_bounded_counts_are_genmcs_context_bounded_counts() {
     }
     let root = genmc_tests();
     let mut cases = Vec::new();
+    let mut large = Vec::new();
     for category in ["litmus", "synthetic"] {
-        cases.extend(Case::context_bounded(&root, category));
+        for (case, genmc) in Case::context_bounded(&root, category) {
+            // Bounded exploration still costs more than the unbounded one
+            // (issue 51): the configurations whose full count is large are
+            // listed, not run (a choice by the expected counts, not by
+            // the machine's speed).
+            if genmc.last().is_some_and(|&n| n > MAX_BOUNDED_COUNT) {
+                large.push(format!("{} ({genmc:?})", case.name));
+            } else {
+                cases.push((case, genmc));
+            }
+        }
     }
+    println!(
+        "not run: {} configurations with more than {MAX_BOUNDED_COUNT} executions: {}",
+        large.len(),
+        large.join(", ")
+    );
     let dir = std::env::temp_dir().join(format!("c11check-cb-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let next = std::sync::atomic::AtomicUsize::new(0);
