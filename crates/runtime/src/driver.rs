@@ -869,9 +869,13 @@ impl Driver for FiberDriver {
         // A loop without a hint that repeated one read-only turn a
         // hundredth of the step bound times is stopped there (looked at
         // every 64 operations of a thread).
+        // Only where the last 64 operations wrote nothing (a read-only turn
+        // is at most 64 long): a long loop that writes is never scanned,
+        // which would cost its length at every look.
         let idle_turns = (self.options.max_steps / 100).max(3);
         if len >= idle_turns
             && len.is_multiple_of(64)
+            && (len - 64..len).all(|i| !g.event(EventId::new(t, i)).is_write())
             && self.stop_at_unmarked_spin(g, t, idle_turns)
         {
             return Action::Block {
