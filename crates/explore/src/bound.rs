@@ -70,30 +70,64 @@ pub fn part_within(g: &ExecutionGraph, part: &[u32], budget: u32, rules: Rules) 
 /// A schedule of a graph within a preemption budget, kept while the graph
 /// grows: the explorer asks after every write whether the graph so far is
 /// still within the bound, and a search for each was most of a bounded
-/// run's time. Events added since are appended to the schedule; that costs
-/// at most one more preemption per thread that had run before and now has
-/// a new event (the switch after its last event took the processor from
-/// nothing then, from the new event now). Only when the budget would be
-/// exceeded, or under SC schedules (where a read at the end may not see its
-/// write), does the search run again.
+/// run's time. Events added since are appended to the schedule in the
+/// order they were added, each step checked as the search would (a read
+/// after its source, under SC after no other write to its location); a
+/// thread that had run before and now has a new event may cost one more
+/// preemption (the switch after its last event took the processor from
+/// nothing then, from the new event now), counted without asking whether
+/// that event would have waited, so the cost is an upper bound. Only when
+/// a step is not allowed or the budget would be exceeded does the search
+/// run again. A branch that starts from a revisit or another source of a
+/// read starts from its parent's schedule, cut to the events it kept
+/// (see [`Witness::adopt`]).
 #[derive(Clone, Debug, Default)]
 pub struct Witness {
+    /// The schedule's events, in order.
+    order: Vec<EventId>,
+    /// The locations some lock or permit acquisition placed accesses.
+    locks: SmallVec<[Loc; 4]>,
     /// Events of each thread in the schedule.
     placed: Vec<u32>,
     /// The thread of the schedule's last event.
     last: Option<u32>,
-    /// Threads whose last placed event is followed by another thread's.
+    /// Threads switched away from after their last placed event while
+    /// they had no next event (a free switch that a later event of theirs
+    /// may make a preemption).
     switched_away: Vec<bool>,
+    /// The latest write placed at each location written so far, with the
+    /// value it left.
+    latest: HashMap<Loc, (EventId, Value)>,
     /// The schedule's preemptions (an upper bound).
     cost: u32,
-    /// Whether this is a schedule of a graph at all (else: none yet).
-    valid: bool,
     /// The graph this grew from was found beyond the budget: so is every
     /// graph it grows into.
     over: bool,
 }
 
 impl Witness {
+    /// The order of the schedule kept (the thread of each event), for a
+    /// branch to start from (see [`Witness::adopt`]): of the graph, or,
+    /// once that is beyond the budget, of part of it.
+    pub fn order(&self) -> impl Iterator<Item = u32> + '_ {
+        self.order.iter().map(|id| id.thread)
+    }
+
+    /// A witness for `g` starting from `order`, a schedule of a graph `g`
+    /// was made from (a revisit keeps part of its parent's events, another
+    /// source of a read changes one): its longest part that is a schedule
+    /// of part of `g` is kept, and the rest of `g` is appended when asked
+    /// (see [`Witness::within`]).
+    pub fn adopt(g: &ExecutionGraph, order: &[u32], rules: Rules) -> Witness {
+        let mut w = Witness::default();
+        for &t in order {
+            if !w.step(g, t, rules, u32::MAX) {
+                break;
+            }
+        }
+        w
+    }
+
     /// Whether `g` has a schedule with at most `budget` preemptions, as
     /// [`within`] says, reusing and updating the schedule kept for the
     /// graph `g` grew from (forget it with `Witness::default()` when the
@@ -103,7 +137,7 @@ impl Witness {
         if self.over {
             return false;
         }
-        if self.valid && !rules.sc && self.extend(g, budget) {
+        if self.cost <= budget && self.extend(g, budget, rules) {
             return true;
         }
         let part: Vec<u32> = (0..g.num_threads() as u32)
@@ -111,81 +145,216 @@ impl Witness {
             .collect();
         let mut search = Search::new(g, &part, rules);
         if !search.fits(budget) {
-            *self = Witness {
-                over: true,
-                ..Witness::default()
-            };
+            // The schedule kept (of the graph before) stays, for the
+            // branches made from this graph to start from.
+            self.over = true;
             return false;
         }
-        let n = g.num_threads();
-        let mut w = Witness {
-            placed: vec![0; n],
-            last: None,
-            switched_away: vec![false; n],
-            cost: budget - search.left,
-            valid: true,
-            over: false,
-        };
-        for &t in &search.path {
-            w.append(t);
-        }
-        *self = w;
+        *self = Witness::adopt(g, &search.path, rules);
+        debug_assert_eq!(
+            self.order.len(),
+            search.path.len(),
+            "a found schedule is one"
+        );
+        debug_assert_eq!(self.cost, budget - search.left, "a found schedule's cost");
         true
     }
 
-    fn append(&mut self, t: u32) {
-        let t = t as usize;
-        if self.placed.len() <= t {
-            self.placed.resize(t + 1, 0);
-            self.switched_away.resize(t + 1, false);
-        }
-        if let Some(l) = self.last {
-            if l as usize != t {
-                self.switched_away[l as usize] = true;
-            }
-        }
-        self.switched_away[t] = false;
-        self.placed[t] += 1;
-        self.last = Some(t as u32);
-    }
-
-    /// Appends the events `g` has beyond the schedule, in the order they
-    /// were added; false when that may exceed `budget` (or the graph is not
-    /// one this schedule's graph grew into).
-    fn extend(&mut self, g: &ExecutionGraph, budget: u32) -> bool {
+    /// Appends thread `t`'s next event of `g` if a schedule may place it
+    /// here and the cost stays within `budget`; false (and nothing changed)
+    /// otherwise.
+    fn step(&mut self, g: &ExecutionGraph, t: u32, rules: Rules, budget: u32) -> bool {
         let n = g.num_threads();
         if self.placed.len() < n {
             self.placed.resize(n, 0);
             self.switched_away.resize(n, false);
         }
+        let ti = t as usize;
+        let i = self.placed[ti];
+        if i >= g.thread_len(t) {
+            return false;
+        }
+        let is_placed =
+            |w: &Witness, id: EventId| id.is_init() || w.placed[id.thread as usize] > id.index;
+        if i == 0 && g.thread(t).parent.is_some_and(|p| !is_placed(self, p)) {
+            return false;
+        }
+        let id = EventId::new(t, i);
+        let e = g.event(id);
+        match e.action {
+            Action::Join { child } if self.placed[child as usize] < g.thread_len(child) => {
+                return false
+            }
+            _ => {}
+        }
+        if e.is_read() && !(rules.refcounts_commute && e.is_refcount()) {
+            if let Some(w) = e.rf {
+                if !is_placed(self, w) {
+                    return false;
+                }
+                if rules.sc && self.latest_write(g, e.loc().unwrap()).0 != w {
+                    return false;
+                }
+            }
+        }
+        let mut cost = self.cost;
+        // A switch after this thread's last event, free when it had no
+        // next event, now leaves this one behind, unless it yielded there.
+        if self.switched_away[ti] && !(i > 0 && g.event(EventId::new(t, i - 1)).yields) {
+            cost += 1;
+        }
+        if let Some(l) = self.last.filter(|&l| l != t) {
+            cost += u32::from(self.could_go_on(g, l));
+        }
+        if cost > budget {
+            return false;
+        }
+        self.cost = cost;
+        if let Some(l) = self.last.filter(|&l| l != t) {
+            self.switched_away[l as usize] = self.placed[l as usize] >= g.thread_len(l);
+        }
+        self.switched_away[ti] = false;
+        self.placed[ti] += 1;
+        self.last = Some(t);
+        self.order.push(id);
+        if let Action::Cas {
+            loc, lock: true, ..
+        } = e.action
+        {
+            if !self.locks.contains(&loc) {
+                self.locks.push(loc);
+            }
+        }
+        if e.is_write() {
+            if let Some(loc) = e.loc() {
+                self.latest
+                    .insert(loc, (id, e.written_value().unwrap_or(0)));
+            }
+        }
+        true
+    }
+
+    fn latest_write(&self, g: &ExecutionGraph, loc: Loc) -> (EventId, Value) {
+        self.latest
+            .get(&loc)
+            .copied()
+            .unwrap_or_else(|| (EventId::init(loc), g.init_value(loc)))
+    }
+
+    /// Whether switching away from thread `t` now takes the processor from
+    /// a thread that could go on (as [`Search::could_go_on`] says).
+    fn could_go_on(&self, g: &ExecutionGraph, t: u32) -> bool {
+        let i = self.placed[t as usize];
+        if i >= g.thread_len(t) || (i > 0 && g.event(EventId::new(t, i - 1)).yields) {
+            return false;
+        }
+        let e = g.event(EventId::new(t, i));
+        match e.action {
+            Action::Join { child } => self.placed[child as usize] == g.thread_len(child),
+            Action::Cas {
+                loc, lock: true, ..
+            } => e.action.cas_succeeds(self.latest_write(g, loc).1) != Some(false),
+            _ => true,
+        }
+    }
+
+    /// Adds the events `g` has beyond the schedule, in the order they were
+    /// added, each as early as it may go: right after its thread's event
+    /// before it (or its spawn), its source and, for a join, the joined
+    /// thread's end. Right after its thread's event it costs nothing: its
+    /// thread ran there, and the switch that followed stays free (it has
+    /// no next event still). Only an event that cannot go there, or that
+    /// may change what a step placed later finds (a thread's first event,
+    /// its end, a write to a lock, any write under SC), has the schedule
+    /// checked and counted afresh; false when it is then not one or costs
+    /// more than `budget` (or the graph is not one this schedule's graph
+    /// grew into).
+    fn extend(&mut self, g: &ExecutionGraph, budget: u32, rules: Rules) -> bool {
+        let n = g.num_threads();
         let mut new: SmallVec<[(u32, EventId); 8]> = SmallVec::new();
         for t in 0..n as u32 {
             let len = g.thread_len(t);
-            if len < self.placed[t as usize] {
+            let placed = self.placed.get(t as usize).copied().unwrap_or(0);
+            if len < placed {
                 return false;
             }
-            for i in self.placed[t as usize]..len {
+            for i in placed..len {
                 let id = EventId::new(t, i);
                 new.push((g.event(id).stamp, id));
             }
         }
+        if new.is_empty() {
+            return true;
+        }
         new.sort_unstable();
-        let mut cost = self.cost;
-        for &(_, id) in &new {
-            let t = id.thread as usize;
-            // The switch after this thread's last event now leaves an
-            // event behind, unless the thread yielded there.
-            let yielded =
-                self.placed[t] > 0 && g.event(EventId::new(id.thread, self.placed[t] - 1)).yields;
-            if self.switched_away[t] && !yielded {
-                cost += 1;
-                if cost > budget {
-                    return false;
+        let mut afresh = false;
+        for (_, id) in new {
+            let e = g.event(id);
+            let mut after: SmallVec<[EventId; 3]> = SmallVec::new();
+            if id.index > 0 {
+                after.push(EventId::new(id.thread, id.index - 1));
+            } else if let Some(p) = g.thread(id.thread).parent {
+                after.push(p);
+            }
+            if let (true, Some(w)) = (e.is_read(), e.rf) {
+                if !(w.is_init() || rules.refcounts_commute && e.is_refcount()) {
+                    after.push(w);
                 }
             }
-            self.append(id.thread);
+            if let Action::Join { child } = e.action {
+                if let Some(end) = g.thread_len(child).checked_sub(1) {
+                    after.push(EventId::new(child, end));
+                }
+            }
+            let at = self
+                .order
+                .iter()
+                .rposition(|o| after.contains(o))
+                .map_or(0, |p| p + 1);
+            if afresh || at == self.order.len() {
+                if !afresh && self.step(g, id.thread, rules, budget) {
+                    continue;
+                }
+                afresh = true;
+                self.order.insert(at, id);
+                continue;
+            }
+            let writes_lock = e.is_write() && e.loc().is_some_and(|l| self.locks.contains(&l));
+            let at_own =
+                id.index > 0 && self.order[at - 1] == EventId::new(id.thread, id.index - 1);
+            if !at_own
+                || matches!(e.action, Action::Finish | Action::Cas { lock: true, .. })
+                || writes_lock
+                || (rules.sc && (e.is_write() || e.is_read()))
+            {
+                afresh = true;
+                self.order.insert(at, id);
+                continue;
+            }
+            self.order.insert(at, id);
+            self.placed[id.thread as usize] += 1;
+            self.switched_away[id.thread as usize] = true;
+            if let (true, Some(loc)) = (e.is_write(), e.loc()) {
+                // The latest write placed at the location stays so if it
+                // comes after this one.
+                let later = self
+                    .latest
+                    .get(&loc)
+                    .is_some_and(|&(l, _)| self.order[at + 1..].contains(&l));
+                if !later {
+                    self.latest
+                        .insert(loc, (id, e.written_value().unwrap_or(0)));
+                }
+            }
         }
-        self.cost = cost;
+        if afresh {
+            let threads: Vec<u32> = self.order.iter().map(|id| id.thread).collect();
+            let w = Witness::adopt(g, &threads, rules);
+            if w.order.len() != threads.len() || w.cost > budget {
+                return false;
+            }
+            *self = w;
+        }
         true
     }
 }

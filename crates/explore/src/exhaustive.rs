@@ -55,6 +55,10 @@ struct Item {
     g: ExecutionGraph,
     written: Option<EventId>,
     path: Path,
+    /// With a preemption bound: a schedule of the parent's graph, cut to
+    /// what this one kept, to start the bound's witness from (see
+    /// [`crate::bound::Witness::adopt`]).
+    schedule: Vec<u32>,
 }
 
 /// Where a branch sits in the tree of branches: how many branchings lie
@@ -113,6 +117,7 @@ enum Pending {
         base: Rc<ExecutionGraph>,
         read: EventId,
         sources: Vec<(EventId, bool, Path)>,
+        schedule: Vec<u32>,
     },
 }
 
@@ -461,6 +466,7 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
             g,
             written: None,
             path: Path::default(),
+            schedule: Vec::new(),
         }));
     }
 
@@ -496,6 +502,7 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
             g,
             written: None,
             path: Path::default(),
+            schedule: Vec::new(),
         }];
         self.splitting = true;
         while level.len() < want && !level.is_empty() && !self.stop && !self.restart {
@@ -551,18 +558,25 @@ impl<'a, D: Driver, V: Visitor> Explorer<'a, D, V> {
                 base,
                 read,
                 sources,
+                schedule,
             } => {
                 // The first source to try last: a branch of its own.
                 let (w, sp, path) = sources.remove(0);
                 let mut g = (**base).clone();
                 let read = *read;
+                let schedule = schedule.clone();
                 if sources.is_empty() {
                     self.stack.remove(0);
                 }
                 g.set_rf(read, w);
                 g.update_event(read, |e| e.spurious_fail = sp);
                 let written = g.event(read).is_write().then_some(read);
-                Item { g, written, path }
+                Item {
+                    g,
+                    written,
+                    path,
+                    schedule,
+                }
             }
         };
         let mut item = item;
@@ -583,33 +597,44 @@ unsafe impl Send for Given {}
 impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// The branch on top of the stack, taken off it.
     fn next_branch(&mut self) -> Option<Item> {
-        let (read, (w, sp, path), mut g) = match self.stack.pop()? {
+        let (read, (w, sp, path), mut g, schedule) = match self.stack.pop()? {
             Pending::Graph(item) => return Some(item),
             Pending::Sources {
                 base,
                 read,
                 mut sources,
+                schedule,
             } => {
                 let next = sources.pop().expect("a source left");
-                let g = match sources.is_empty() {
-                    true => Rc::try_unwrap(base).unwrap_or_else(|shared| (*shared).clone()),
+                let (g, schedule) = match sources.is_empty() {
+                    true => (
+                        Rc::try_unwrap(base).unwrap_or_else(|shared| (*shared).clone()),
+                        schedule,
+                    ),
                     false => {
                         let g = (*base).clone();
+                        let mine = schedule.clone();
                         self.stack.push(Pending::Sources {
                             base,
                             read,
                             sources,
+                            schedule,
                         });
-                        g
+                        (g, mine)
                     }
                 };
-                (read, next, g)
+                (read, next, g, schedule)
             }
         };
         g.set_rf(read, w);
         g.update_event(read, |e| e.spurious_fail = sp);
         let written = g.event(read).is_write().then_some(read);
-        Some(Item { g, written, path })
+        Some(Item {
+            g,
+            written,
+            path,
+            schedule,
+        })
     }
 
     /// Called at every step and revisit check: every 256th reads the clock,
@@ -657,6 +682,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             mut g,
             written,
             path,
+            schedule,
         } = item;
         self.path = path;
         self.children = 0;
@@ -665,9 +691,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // branch leads to (its own revisits included).
         let mut whole_over = false;
         let mut dead = Vec::new();
-        // The schedule kept for the bound belongs to the graph before the
-        // revisit: start afresh.
-        self.witness = crate::bound::Witness::default();
+        // The schedule kept for the bound starts from the parent's, cut to
+        // what this branch kept.
+        self.witness = match self.config.preemption_bound {
+            Some(_) => crate::bound::Witness::adopt(&g, &schedule, self.bound_rules()),
+            None => crate::bound::Witness::default(),
+        };
         if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
             self.stats.bound_pruned += 1;
             return;
@@ -915,10 +944,12 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             .map(|&(w, sp)| (w, sp, self.child_path()))
             .collect();
         if !sources.is_empty() {
+            let schedule = self.schedule_kept(&[]);
             self.stack.push(Pending::Sources {
                 base: Rc::new(g.clone()),
                 read: id,
                 sources,
+                schedule,
             });
         }
         g.set_rf(id, chosen.0);
@@ -1129,10 +1160,15 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 self.stats.revisits += 1;
                 let written = (!waits && g2.event(r).is_write()).then_some(r);
                 let path = self.child_path();
+                let mut schedule = self.schedule_kept(&without_r.0);
+                if !waits {
+                    schedule.push(r.thread);
+                }
                 self.stack.push(Pending::Graph(Item {
                     g: g2,
                     written,
                     path,
+                    schedule,
                 }));
             }
         }
@@ -1470,6 +1506,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 g: g2,
                 written: Some(e),
                 path,
+                schedule: Vec::new(),
             }));
         }
     }
@@ -1577,6 +1614,29 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             dead[t as usize] = true;
         }
         true
+    }
+
+    /// With a preemption bound, the running branch's schedule cut to the
+    /// first `keep[t]` events of each thread `t` (all, when `keep` is
+    /// empty), for a branch made from its graph to start from.
+    fn schedule_kept(&self, keep: &[u32]) -> Vec<u32> {
+        if self.config.preemption_bound.is_none() {
+            return Vec::new();
+        }
+        let order = self.witness.order();
+        if keep.is_empty() {
+            return order.collect();
+        }
+        let mut seen = vec![0u32; keep.len()];
+        order
+            .filter(|&t| {
+                let Some(n) = seen.get_mut(t as usize) else {
+                    return false;
+                };
+                *n += 1;
+                *n <= keep[t as usize]
+            })
+            .collect()
     }
 
     /// The schedules the preemption bound counts (see [`crate::bound`]).

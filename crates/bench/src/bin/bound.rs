@@ -4,7 +4,8 @@
 //! ratio to the unbounded run's. A bound must make exploration cheaper: it
 //! explores a subset of the executions.
 //!
-//! Usage: `bound [--runs N] [NAME...]` (the best of N runs; 3).
+//! Usage: `bound [--runs N] [--bound K|none] [NAME...]` (the best of N
+//! runs, 3; only bound K, for profiling).
 
 use c11check::model::Builder;
 use c11check::sync::atomic::{AtomicUsize, Ordering};
@@ -44,10 +45,19 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut runs = 3;
     let mut names = Vec::new();
+    let mut only: Option<Option<u32>> = None;
+    let mut jobs = 1;
     let mut i = 0;
     while i < args.len() {
         if args[i] == "--runs" {
             runs = args[i + 1].parse().expect("--runs N");
+            i += 2;
+        } else if args[i] == "--jobs" {
+            jobs = args[i + 1].parse().expect("--jobs N");
+            i += 2;
+        } else if args[i] == "--bound" {
+            let k = &args[i + 1];
+            only = Some((k != "none").then(|| k.parse().expect("--bound K|none")));
             i += 2;
         } else {
             names.push(args[i].clone());
@@ -69,10 +79,13 @@ fn main() {
         let p = program(name);
         let mut unbounded = None;
         for bound in [None, Some(0), Some(1), Some(2), Some(3)] {
+            if only.is_some_and(|o| o != bound) {
+                continue;
+            }
             let mut best = Duration::MAX;
             let mut executions = 0;
             for _ in 0..runs {
-                let mut b = Builder::new();
+                let mut b = Builder::new().jobs(jobs);
                 if let Some(k) = bound {
                     b = b.preemption_bound(k);
                 }
