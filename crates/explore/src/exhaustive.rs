@@ -61,6 +61,35 @@ struct Item {
     schedule: Vec<u32>,
 }
 
+/// What the running branch knows of the graphs it leads to, with a
+/// preemption bound (see `Explorer::ahead_over_bound`).
+#[derive(Default)]
+struct Ahead {
+    /// The graph is beyond the bound (so are its completions).
+    whole_over: bool,
+    /// Threads whose revisits lead only to graphs beyond it (for the rest
+    /// of the branch: the parts asked about only grow).
+    dead: Vec<bool>,
+    /// For a thread found not to be: its length and the fixed part's size
+    /// then.
+    live_at: Vec<Option<(u32, u32)>>,
+}
+
+impl Ahead {
+    /// The threads to run after the others: while the graph is beyond the
+    /// bound, a thread whose revisits are all beyond it adds only to what
+    /// the live threads' later writes discard or keep, and once only such
+    /// threads are left the branch ends; running the live ones first gets
+    /// there before the others' choices branch.
+    fn last(&self) -> &[bool] {
+        if self.whole_over {
+            &self.dead
+        } else {
+            &[]
+        }
+    }
+}
+
 /// Where a branch sits in the tree of branches: how many branchings lie
 /// above it, and a hash of which child it is at each. The tree is the
 /// same in every run of a program, so this names a branch across runs
@@ -689,15 +718,14 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         // A revisit fixes the part of the graph no later revisit removes:
         // if that part is already beyond the bound, so is everything this
         // branch leads to (its own revisits included).
-        let mut whole_over = false;
-        let mut dead = Vec::new();
+        let mut ahead = Ahead::default();
         // The schedule kept for the bound starts from the parent's, cut to
         // what this branch kept.
         self.witness = match self.config.preemption_bound {
             Some(_) => crate::bound::Witness::adopt(&g, &schedule, self.bound_rules()),
             None => crate::bound::Witness::default(),
         };
-        if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
+        if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut ahead) {
             self.stats.bound_pruned += 1;
             return;
         }
@@ -709,7 +737,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             if self.tick() {
                 return;
             }
-            match self.pick(&mut g) {
+            match self.pick(&mut g, ahead.last()) {
                 Pick::Done(ending) => {
                     self.finish(&g, ending);
                     return;
@@ -725,7 +753,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                         match self.add_read(&mut g, t, action) {
                             Some(id) => {
                                 if g.event(id).is_write() {
-                                    if self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
+                                    if self.ahead_over_bound(&g, &mut ahead) {
                                         self.stats.bound_pruned += 1;
                                         return;
                                     }
@@ -743,7 +771,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                     Action::Store { .. } => {
                         let id = g.push(t, action);
-                        if self.ahead_over_bound(&g, &mut whole_over, &mut dead) {
+                        if self.ahead_over_bound(&g, &mut ahead) {
                             self.stats.bound_pruned += 1;
                             return;
                         }
@@ -756,9 +784,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                     Action::Finish | Action::Join { .. } => {
                         g.push(t, action);
-                        if self.partial_over_bound(&g)
-                            || self.ahead_over_bound(&g, &mut whole_over, &mut dead)
-                        {
+                        if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut ahead) {
                             self.stats.bound_pruned += 1;
                             return;
                         }
@@ -814,8 +840,8 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     }
 
     /// The lowest thread that can take a step, and its action.
-    fn pick(&mut self, g: &mut ExecutionGraph) -> Pick {
-        match crate::runnable_into(self.driver, g, true, &mut self.steps) {
+    fn pick(&mut self, g: &mut ExecutionGraph, last: &[bool]) -> Pick {
+        match crate::runnable_into(self.driver, g, true, last, &mut self.steps) {
             Ok(()) => Pick::Run(self.steps[0].0, self.steps[0].1),
             Err(ending) => Pick::Done(ending),
         }
@@ -1563,40 +1589,47 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// prefix), and the prefix contains what its thread has done so far.
     /// So when `g` is beyond the bound, and so is, for every thread that
     /// has not ended, the fixed part with its prefix, no graph ahead is
-    /// within it. `dead` remembers the threads already shown to be beyond
-    /// it (for the rest of the branch: the parts only grow), and
-    /// `whole_over` that `g` is.
-    fn ahead_over_bound(
-        &mut self,
-        g: &ExecutionGraph,
-        whole_over: &mut bool,
-        dead: &mut Vec<bool>,
-    ) -> bool {
+    /// within it. `ahead` remembers that `g` is beyond it, the threads
+    /// already shown to be (for the rest of the branch: the parts only
+    /// grow), and where the others were shown not to be; every thread is
+    /// asked, so that the live ones run first (see [`Ahead::last`]).
+    fn ahead_over_bound(&mut self, g: &ExecutionGraph, ahead: &mut Ahead) -> bool {
         let Some(k) = self.config.preemption_bound else {
             return false;
         };
         let rules = self.bound_rules();
-        if !*whole_over {
+        if !ahead.whole_over {
             if self.witness.within(g, k, rules) {
                 return false;
             }
-            *whole_over = true;
+            ahead.whole_over = true;
         }
         let n = g.num_threads();
-        dead.resize(n, false);
+        ahead.dead.resize(n, false);
+        ahead.live_at.resize(n, None);
         let fixed = Self::fixed_part(g);
+        let fixed_size: u32 = fixed.iter().sum();
+        let mut live = false;
         for t in 0..n as u32 {
-            if dead[t as usize] {
+            let ti = t as usize;
+            if ahead.dead[ti] {
                 continue;
             }
             let len = g.thread_len(t);
+            // The part asked about grows only with the thread's events and
+            // the fixed part: asked again only when one of them did.
+            if ahead.live_at[ti] == Some((len, fixed_size)) {
+                live = true;
+                continue;
+            }
             let ended = g
                 .thread_events(t)
                 .last()
                 .is_some_and(|e| matches!(e.action, Action::Finish));
             if !ended {
                 if len == 0 {
-                    return false;
+                    live = true;
+                    continue;
                 }
                 let last = EventId::new(t, len - 1);
                 let mut part = if self.commute {
@@ -1608,12 +1641,14 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     *p = (*p).max(f);
                 }
                 if crate::bound::part_within(g, &part.0, k, rules) {
-                    return false;
+                    ahead.live_at[ti] = Some((len, fixed_size));
+                    live = true;
+                    continue;
                 }
             }
-            dead[t as usize] = true;
+            ahead.dead[ti] = true;
         }
-        true
+        !live
     }
 
     /// With a preemption bound, the running branch's schedule cut to the

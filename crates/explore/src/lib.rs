@@ -67,14 +67,16 @@ pub(crate) fn runnable<D: Driver>(
     first_only: bool,
 ) -> Result<Vec<(u32, Action)>, Ending> {
     let mut steps = Vec::new();
-    runnable_into(driver, g, first_only, &mut steps).map(|()| steps)
+    runnable_into(driver, g, first_only, &[], &mut steps).map(|()| steps)
 }
 
-/// [`runnable`] into `steps` (emptied first), which the caller keeps.
+/// [`runnable`] into `steps` (emptied first), which the caller keeps; the
+/// threads `last` marks come after the others.
 pub(crate) fn runnable_into<D: Driver>(
     driver: &mut D,
     g: &mut ExecutionGraph,
     first_only: bool,
+    last: &[bool],
     steps: &mut Vec<(u32, Action)>,
 ) -> Result<(), Ending> {
     steps.clear();
@@ -83,7 +85,12 @@ pub(crate) fn runnable_into<D: Driver>(
     // A thread that ended the program (`exit()`), and whether a thread is
     // blocked for good (a failed assumption, a bound) rather than waiting.
     let (mut exited, mut cut) = (false, false);
-    for t in 0..g.num_threads() as u32 {
+    let n = g.num_threads() as u32;
+    let is_last = |t: u32| last.get(t as usize).copied().unwrap_or(false);
+    let order = (0..n)
+        .filter(|&t| !is_last(t))
+        .chain((0..n).filter(|&t| is_last(t)));
+    for t in order {
         if !g.is_started(t) || g.is_finished(t) {
             continue;
         }

@@ -5,7 +5,8 @@
 //! explores a subset of the executions.
 //!
 //! Usage: `bound [--runs N] [--bound K|none] [NAME...]` (the best of N
-//! runs, 3; only bound K, for profiling).
+//! runs, 3; only bound K, for profiling; `BOUND_STATS=1` prints each
+//! run's counters: revisits, branches pruned, executions beyond the bound).
 
 use c11check::model::Builder;
 use c11check::sync::atomic::{AtomicUsize, Ordering};
@@ -93,6 +94,9 @@ fn main() {
                 let s = b.explore(p).unwrap_or_else(|r| panic!("{name}: {r}"));
                 best = best.min(start.elapsed());
                 executions = s.stats.executions;
+                if std::env::var_os("BOUND_STATS").is_some() {
+                    eprintln!("{:?}", s.stats);
+                }
             }
             let base = *unbounded.get_or_insert(best);
             println!(
