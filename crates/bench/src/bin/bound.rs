@@ -4,7 +4,7 @@
 //! ratio to the unbounded run's. A bound must make exploration cheaper: it
 //! explores a subset of the executions.
 //!
-//! Usage: `bound [--runs N] [--bound K|none] [NAME...]` (the best of N
+//! Usage: `bound [--runs N] [--jobs N] [--bound K|none] [NAME...]` (the best of N
 //! runs, 3; only bound K, for profiling; `BOUND_STATS=1` prints each
 //! run's counters: revisits, branches pruned, executions beyond the bound).
 
