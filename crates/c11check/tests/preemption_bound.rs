@@ -136,7 +136,7 @@ fn seqlock() {
         let a = data[0].load(Ordering::Relaxed);
         let b = data[1].load(Ordering::Relaxed);
         c11check::sync::atomic::fence(Ordering::Acquire);
-        if before % 2 == 0 && seq.load(Ordering::Relaxed) == before {
+        if before.is_multiple_of(2) && seq.load(Ordering::Relaxed) == before {
             assert_eq!(a, b, "a torn read");
             break;
         }

@@ -120,12 +120,26 @@ impl Witness {
     /// (see [`Witness::within`]).
     pub fn adopt(g: &ExecutionGraph, order: &[u32], rules: Rules) -> Witness {
         let mut w = Witness::default();
+        w.restart(g, order, rules);
+        w
+    }
+
+    /// Makes this the witness [`Witness::adopt`] makes, in the buffers it
+    /// has (a witness is remade at every branch).
+    pub fn restart(&mut self, g: &ExecutionGraph, order: &[u32], rules: Rules) {
+        self.order.clear();
+        self.locks.clear();
+        self.placed.clear();
+        self.switched_away.clear();
+        self.latest.clear();
+        self.last = None;
+        self.cost = 0;
+        self.over = false;
         for &t in order {
-            if !w.step(g, t, rules, u32::MAX) {
+            if !self.step(g, t, rules, u32::MAX) {
                 break;
             }
         }
-        w
     }
 
     /// Whether `g` has a schedule with at most `budget` preemptions, as
@@ -150,7 +164,7 @@ impl Witness {
             self.over = true;
             return false;
         }
-        *self = Witness::adopt(g, &search.path, rules);
+        self.restart(g, &search.path, rules);
         debug_assert_eq!(
             self.order.len(),
             search.path.len(),
@@ -349,11 +363,11 @@ impl Witness {
         }
         if afresh {
             let threads: Vec<u32> = self.order.iter().map(|id| id.thread).collect();
-            let w = Witness::adopt(g, &threads, rules);
-            if w.order.len() != threads.len() || w.cost > budget {
+            // Remade in place: when that fails the search remakes it again.
+            self.restart(g, &threads, rules);
+            if self.order.len() != threads.len() || self.cost > budget {
                 return false;
             }
-            *self = w;
         }
         true
     }

@@ -721,10 +721,10 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         let mut ahead = Ahead::default();
         // The schedule kept for the bound starts from the parent's, cut to
         // what this branch kept.
-        self.witness = match self.config.preemption_bound {
-            Some(_) => crate::bound::Witness::adopt(&g, &schedule, self.bound_rules()),
-            None => crate::bound::Witness::default(),
-        };
+        if self.config.preemption_bound.is_some() {
+            let rules = self.bound_rules();
+            self.witness.restart(&g, &schedule, rules);
+        }
         if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut ahead) {
             self.stats.bound_pruned += 1;
             return;
