@@ -49,10 +49,15 @@ pub struct Rules {
 /// Whether `g` has a schedule with at most `budget` preemptions (see the
 /// module documentation); `sc` asks for SC schedules.
 pub fn within(g: &ExecutionGraph, budget: u32, rules: Rules) -> bool {
-    let part: Vec<u32> = (0..g.num_threads() as u32)
-        .map(|t| g.thread_len(t))
-        .collect();
+    let part = whole(g);
     Search::new(g, &part, rules).fits(budget)
+}
+
+/// Every event of `g`, as a part (see [`part_within`]).
+fn whole(g: &ExecutionGraph) -> Vec<u32> {
+    (0..g.num_threads() as u32)
+        .map(|t| g.thread_len(t))
+        .collect()
 }
 
 /// [`within`] for the part of `g` made of the first `part[t]` events of each
@@ -70,17 +75,17 @@ pub fn part_within(g: &ExecutionGraph, part: &[u32], budget: u32, rules: Rules) 
 /// A schedule of a graph within a preemption budget, kept while the graph
 /// grows: the explorer asks after every write whether the graph so far is
 /// still within the bound, and a search for each was most of a bounded
-/// run's time. Events added since are appended to the schedule in the
-/// order they were added, each step checked as the search would (a read
-/// after its source, under SC after no other write to its location); a
-/// thread that had run before and now has a new event may cost one more
-/// preemption (the switch after its last event took the processor from
-/// nothing then, from the new event now), counted without asking whether
-/// that event would have waited, so the cost is an upper bound. Only when
-/// a step is not allowed or the budget would be exceeded does the search
-/// run again. A branch that starts from a revisit or another source of a
-/// read starts from its parent's schedule, cut to the events it kept
-/// (see [`Witness::adopt`]).
+/// run's time. Each step of the schedule is checked and costed as the
+/// search would (a read after its source, under SC after no other write to
+/// its location; a switch away from a thread that could go on costs one).
+/// Events added since go in as early as they may (see `Witness::extend`);
+/// a thread switched away from when it had no next event, that has one
+/// now, costs one more, counted without asking whether that event would
+/// have waited, so the cost is an upper bound. Only when a step is not
+/// allowed or the budget would be exceeded does the search run again. A
+/// branch that starts from a revisit or another source of a read starts
+/// from its parent's schedule, cut to the events it kept (see
+/// [`Witness::restart`]).
 #[derive(Clone, Debug, Default)]
 pub struct Witness {
     /// The schedule's events, in order.
@@ -144,9 +149,10 @@ impl Witness {
 
     /// Whether `g` has a schedule with at most `budget` preemptions, as
     /// [`within`] says, reusing and updating the schedule kept for the
-    /// graph `g` grew from (forget it with `Witness::default()` when the
-    /// graph changes otherwise, as at a revisit). Once a graph is beyond
-    /// the budget, the graphs it grows into are too, without a search.
+    /// graph `g` grew from (start it afresh with [`Witness::restart`] when
+    /// the graph changes otherwise, as at a revisit). Once a graph is
+    /// beyond the budget, the graphs it grows into are too, without a
+    /// search.
     pub fn within(&mut self, g: &ExecutionGraph, budget: u32, rules: Rules) -> bool {
         if self.over {
             return false;
@@ -154,9 +160,7 @@ impl Witness {
         if self.cost <= budget && self.extend(g, budget, rules) {
             return true;
         }
-        let part: Vec<u32> = (0..g.num_threads() as u32)
-            .map(|t| g.thread_len(t))
-            .collect();
+        let part = whole(g);
         let mut search = Search::new(g, &part, rules);
         if !search.fits(budget) {
             // The schedule kept (of the graph before) stays, for the
@@ -376,9 +380,7 @@ impl Witness {
 /// The smallest number of preemptions of a schedule of `g`, or `None` when
 /// it has no schedule (an SC schedule of a graph that is not SC).
 pub fn preemptions(g: &ExecutionGraph, rules: Rules) -> Option<u32> {
-    let part: Vec<u32> = (0..g.num_threads() as u32)
-        .map(|t| g.thread_len(t))
-        .collect();
+    let part = whole(g);
     let mut s = Search::new(g, &part, rules);
     let limit: u32 = g.events().count() as u32 + 1;
     (0..=limit).find(|&k| s.fits(k))

@@ -77,10 +77,11 @@ struct Ahead {
 
 impl Ahead {
     /// The threads to run after the others: while the graph is beyond the
-    /// bound, a thread whose revisits are all beyond it adds only to what
-    /// the live threads' later writes discard or keep, and once only such
-    /// threads are left the branch ends; running the live ones first gets
-    /// there before the others' choices branch.
+    /// bound, those whose revisits all lead beyond it. Once only such
+    /// threads are left the branch ends; running the others first gets
+    /// there before their choices branch. (Any choice of the next thread
+    /// that depends on the graph alone keeps the exploration complete and
+    /// optimal, and this one does: the flags only follow the graph.)
     fn last(&self) -> &[bool] {
         if self.whole_over {
             &self.dead

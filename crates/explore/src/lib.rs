@@ -86,10 +86,12 @@ pub(crate) fn runnable_into<D: Driver>(
     // blocked for good (a failed assumption, a bound) rather than waiting.
     let (mut exited, mut cut) = (false, false);
     let n = g.num_threads() as u32;
+    // Every step asks: without threads to put last, one pass in order.
     let is_last = |t: u32| last.get(t as usize).copied().unwrap_or(false);
+    let second = if last.is_empty() { 0..0 } else { 0..n };
     let order = (0..n)
         .filter(|&t| !is_last(t))
-        .chain((0..n).filter(|&t| is_last(t)));
+        .chain(second.filter(|&t| is_last(t)));
     for t in order {
         if !g.is_started(t) || g.is_finished(t) {
             continue;
