@@ -281,12 +281,13 @@ impl Witness {
     /// before it (or its spawn), its source and, for a join, the joined
     /// thread's end. Right after its thread's event it costs nothing: its
     /// thread ran there, and the switch that followed stays free (it has
-    /// no next event still). Only an event that cannot go there, or that
-    /// may change what a step placed later finds (a thread's first event,
-    /// its end, a write to a lock, any write under SC), has the schedule
-    /// checked and counted afresh; false when it is then not one or costs
-    /// more than `budget` (or the graph is not one this schedule's graph
-    /// grew into).
+    /// no next event still). Placed later, after another thread's event,
+    /// it may cost two preemptions, counted as if it did (an upper bound).
+    /// Only an event that may change what a step placed later finds (a
+    /// lock acquisition, a write to a lock, under SC any access), or that
+    /// would exceed `budget`, has the schedule checked and counted afresh;
+    /// false when it is then not one or costs more than `budget` (or the
+    /// graph is not one this schedule's graph grew into).
     fn extend(&mut self, g: &ExecutionGraph, budget: u32, rules: Rules) -> bool {
         let n = g.num_threads();
         let mut new: SmallVec<[(u32, EventId); 8]> = SmallVec::new();
@@ -303,6 +304,10 @@ impl Witness {
         }
         if new.is_empty() {
             return true;
+        }
+        if self.placed.len() < n {
+            self.placed.resize(n, 0);
+            self.switched_away.resize(n, false);
         }
         new.sort_unstable();
         let mut afresh = false;
@@ -338,16 +343,51 @@ impl Witness {
                 continue;
             }
             let writes_lock = e.is_write() && e.loc().is_some_and(|l| self.locks.contains(&l));
-            let at_own =
-                id.index > 0 && self.order[at - 1] == EventId::new(id.thread, id.index - 1);
-            if !at_own
-                || matches!(e.action, Action::Finish | Action::Cas { lock: true, .. })
+            // A revisited read keeps its stamp, older than its source's: it
+            // comes before its source here, and cannot go in yet.
+            let unplaced = after
+                .iter()
+                .any(|a| self.placed[a.thread as usize] <= a.index);
+            if unplaced
+                || matches!(e.action, Action::Cas { lock: true, .. })
                 || writes_lock
                 || (rules.sc && (e.is_write() || e.is_read()))
             {
                 afresh = true;
                 self.order.insert(at, id);
                 continue;
+            }
+            // Placed at `at`, right after `anchor` (the latest event it
+            // must follow) and before another event. The switch after it is free:
+            // its thread has no next event there (the thread's end too: a
+            // join of it comes after it). Right after its thread's event
+            // before it, it costs nothing (that switch moves after it). Else
+            // it may cost two preemptions, counted without asking whether
+            // they are: the switch after its thread's event before it,
+            // free while that was the thread's last (see `switched_away`),
+            // and the switch after `anchor` when the event that followed it
+            // is of `anchor`'s thread.
+            let Some(&anchor) = at.checked_sub(1).map(|a| &self.order[a]) else {
+                afresh = true;
+                self.order.insert(at, id);
+                continue;
+            };
+            let at_own = id.index > 0 && anchor == EventId::new(id.thread, id.index - 1);
+            if !at_own {
+                let ti = id.thread as usize;
+                let before_free = id.index > 0
+                    && self.switched_away[ti]
+                    && !g.event(EventId::new(id.thread, id.index - 1)).yields;
+                let anchor_goes_on =
+                    self.order[at].thread == anchor.thread && !g.event(anchor).yields;
+                let cost = self.cost + u32::from(before_free) + u32::from(anchor_goes_on);
+                if cost > budget {
+                    // Counted, it may cost less: a search finds whether
+                    // some schedule is within (checking this one afresh
+                    // first saves fewer searches than it costs).
+                    return false;
+                }
+                self.cost = cost;
             }
             self.order.insert(at, id);
             self.placed[id.thread as usize] += 1;

@@ -73,6 +73,40 @@ struct Ahead {
     /// For a thread found not to be: its length and the fixed part's size
     /// then.
     live_at: Vec<Option<(u32, u32)>>,
+    /// Parts of the graph asked about (see `bound::part_within`), with the
+    /// answer: a part within the bound holds its own parts within it, a
+    /// part beyond it is held beyond it by every part holding it.
+    known: Vec<(Vec<u32>, bool)>,
+}
+
+impl Ahead {
+    /// [`crate::bound::part_within`], answered from the parts already
+    /// asked about when one holds the answer.
+    fn part_within(
+        &mut self,
+        g: &ExecutionGraph,
+        part: &[u32],
+        k: u32,
+        rules: crate::bound::Rules,
+    ) -> bool {
+        // `a` inside `b` (a thread past either's end has no events in it).
+        let inside = |a: &[u32], b: &[u32]| {
+            a.iter()
+                .enumerate()
+                .all(|(t, &x)| x <= b.get(t).copied().unwrap_or(0))
+        };
+        for (known, within) in &self.known {
+            if *within && inside(part, known) {
+                return true;
+            }
+            if !*within && inside(known, part) {
+                return false;
+            }
+        }
+        let within = crate::bound::part_within(g, part, k, rules);
+        self.known.push((part.to_vec(), within));
+        within
+    }
 }
 
 impl Ahead {
@@ -726,7 +760,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             let rules = self.bound_rules();
             self.witness.restart(&g, &schedule, rules);
         }
-        if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut ahead) {
+        if self.partial_over_bound(&g, &mut ahead) || self.ahead_over_bound(&g, &mut ahead) {
             self.stats.bound_pruned += 1;
             return;
         }
@@ -785,7 +819,9 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                     }
                     Action::Finish | Action::Join { .. } => {
                         g.push(t, action);
-                        if self.partial_over_bound(&g) || self.ahead_over_bound(&g, &mut ahead) {
+                        if self.partial_over_bound(&g, &mut ahead)
+                            || self.ahead_over_bound(&g, &mut ahead)
+                        {
                             self.stats.bound_pruned += 1;
                             return;
                         }
@@ -1548,7 +1584,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// [`crate::bound::part_within`]). Checked when a branch starts (a
     /// revisit changes that part) and where a thread ends or joins one (the
     /// part grows while no read may be revisited).
-    fn partial_over_bound(&mut self, g: &ExecutionGraph) -> bool {
+    fn partial_over_bound(&mut self, g: &ExecutionGraph, ahead: &mut Ahead) -> bool {
         let Some(k) = self.config.preemption_bound else {
             return false;
         };
@@ -1558,7 +1594,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
         if self.witness.within(g, k, rules) {
             return false;
         }
-        !crate::bound::part_within(g, &Self::fixed_part(g), k, rules)
+        !ahead.part_within(g, &Self::fixed_part(g), k, rules)
     }
 
     /// The part of `g` every graph its branch leads to holds as it is here:
@@ -1641,7 +1677,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 for (p, &f) in part.0.iter_mut().zip(&fixed) {
                     *p = (*p).max(f);
                 }
-                if crate::bound::part_within(g, &part.0, k, rules) {
+                if ahead.part_within(g, &part.0, k, rules) {
                     ahead.live_at[ti] = Some((len, fixed_size));
                     live = true;
                     continue;

@@ -39,7 +39,12 @@ fn program(name: &str) -> fn() {
     if name == "counters" {
         return counters;
     }
-    c11check_bench::c11::program(name).unwrap_or_else(|| panic!("no program {name}"))
+    c11check_bench::c11::program(name).unwrap_or_else(|| {
+        eprintln!(
+            "bound: no program `{name}` (usage: bound [--runs N] [--jobs N] [--bound K|none] [NAME...])"
+        );
+        std::process::exit(2)
+    })
 }
 
 fn main() {
@@ -72,12 +77,12 @@ fn main() {
         .map(String::from)
         .to_vec();
     }
+    let programs: Vec<(&String, fn())> = names.iter().map(|n| (n, program(n))).collect();
     println!(
         "{:<12} {:>6} {:>10} {:>10} {:>8}",
         "program", "bound", "executions", "time", "vs none"
     );
-    for name in &names {
-        let p = program(name);
+    for (name, p) in programs {
         let mut unbounded = None;
         for bound in [None, Some(0), Some(1), Some(2), Some(3)] {
             if only.is_some_and(|o| o != bound) {
