@@ -1,5 +1,5 @@
 //! Robustness decided on SC runs with location clocks
-//! (`c11check_model::location_clocks`, the dynamic check RSAN does on one
+//! (`c11check_model::robust::monitor`, the dynamic check RSAN does on one
 //! run at a time): every SC interleaving of a test, each state checked for
 //! a thread whose next access could be weak. Exhaustively, it is a third
 //! decision procedure, checked against the other two on the suite and on
@@ -12,7 +12,7 @@
 
 use crate::ast::LitmusTest;
 use crate::interp::{last_wait_conditions, Reply, ThreadEnd, WaitCondition};
-use c11check_model::location_clocks::{LocationClocks, NextAccess, Witness};
+use c11check_model::robust::monitor::{LocationClocks, NextAccess, Witness};
 use c11check_model::{Action, BlockReason, Loc, MemOrder, Value};
 use std::collections::HashSet;
 

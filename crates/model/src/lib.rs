@@ -9,16 +9,14 @@ pub mod bits;
 pub mod consistency;
 pub mod event;
 pub mod graph;
-mod hardware;
 pub mod live;
-pub mod location;
-pub mod location_clocks;
-mod memo;
 pub mod models;
-mod psc;
-pub mod psc_reach;
 pub mod robust;
 
+pub use consistency::coherence::{
+    forced_last_in_part, highest_write_ending_mo, ExtensionVerdict, LocWrite, LocationCoherence,
+    WriteRef,
+};
 pub use consistency::{
     check, is_consistent, is_sc_consistent_given_coherence, needs_sc_search, Analysis,
     Inconsistency, Model,
@@ -27,7 +25,3 @@ pub use event::{
     Action, BlockReason, Event, EventId, Loc, MemOrder, RmwOp, Value, Width, INIT_THREAD,
 };
 pub use graph::{ExecutionGraph, RmwChain, View};
-pub use location::{
-    forced_last_in_part, highest_write_ending_mo, ExtensionVerdict, LocWrite, LocationCoherence,
-    WriteRef,
-};

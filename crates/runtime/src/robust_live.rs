@@ -1,6 +1,6 @@
 //! Robustness against SC on live random runs (`RunConfig::robustness` with
 //! live executions): the run is sequentially consistent (every read reads
-//! the latest write) and location clocks (`c11check_model::location_clocks`)
+//! the latest write) and location clocks (`c11check_model::robust::monitor`)
 //! watch each access for one the model would let go weak, in memory that
 //! does not grow with the run.
 //!
@@ -19,7 +19,7 @@
 
 use crate::report::{Failure, FailureKind};
 use crate::Site;
-use c11check_model::location_clocks::{LocationClocks, NextAccess, WeakStep, Witness};
+use c11check_model::robust::monitor::{LocationClocks, NextAccess, WeakStep, Witness};
 use c11check_model::{Action, Loc, MemOrder, RmwOp};
 use std::collections::{HashMap, HashSet};
 

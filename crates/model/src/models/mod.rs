@@ -11,7 +11,7 @@
 //!   access (SC) instead of RC11's psc;
 //! * [`Model::preserved_order`]: the program order a multi-copy-atomic
 //!   machine keeps (`mca`, `tso`), whose union with `rfe`, `mo` and `rb` must
-//!   be acyclic as well (see `hardware.rs`);
+//!   be acyclic as well (see `consistency/global_order.rs`);
 //! * [`Model::orders_every_location`]: whether the axioms beyond coherence
 //!   can depend on the order of any location's writes, not only those of
 //!   locations with seq_cst accesses (SC's total order and the hardware
@@ -93,7 +93,7 @@ pub(crate) fn accesses_keeping_rmw_order<'e>(
 /// The program order a hardware model keeps in one thread: calls
 /// `keep(a, b)` for each pair of halves of memory accesses, `a` of an
 /// earlier access than `b` or the read before the write of one RMW, that
-/// the machine performs in that order (see `hardware.rs`). Fences are never
+/// the machine performs in that order (see `consistency/global_order.rs`). Fences are never
 /// passed: an order through one is given as the pairs of accesses it
 /// separates.
 pub(crate) type PreservedOrder = fn(events: &[Event], keep: &mut dyn FnMut(Half, Half));

@@ -2,7 +2,10 @@
 //! and the order in which the explorer added events.
 
 use crate::event::{Action, Event, EventId, Loc, Value};
-use crate::memo::MemoCell;
+mod memo;
+
+pub use memo::Memo;
+use memo::MemoCell;
 use smallvec::SmallVec;
 
 /// The writes of one location in modification order, as
@@ -96,7 +99,7 @@ pub struct ExecutionGraph {
     threads: Vec<ThreadEvents>,
     init: Vec<Value>,
     next_stamp: u32,
-    /// Happens-before clocks of events analysed before (see `memo.rs`).
+    /// What analyses remember of it (see [`Memo`]).
     pub(crate) memo: MemoCell,
 }
 
@@ -122,7 +125,9 @@ impl ExecutionGraph {
     /// belongs to this graph alone, and the caches are rebuilt on demand.
     /// The parallel explorer does this before a graph changes threads.
     pub fn detach_caches(&mut self) {
-        self.memo.0.get_mut().locs = Default::default();
+        if let Some(m) = self.memo.0.get_mut() {
+            m.detach();
+        }
     }
 
     #[inline]
@@ -224,7 +229,7 @@ impl ExecutionGraph {
     /// change touches what clocks depend on (the source, the kind, location
     /// and order, whether it writes, the thread it joins).
     pub fn update_event(&mut self, id: EventId, f: impl FnOnce(&mut Event)) {
-        let known = self.memo.0.get_mut().known(id.thread as usize) > id.index as usize;
+        let known = self.memo.known(id.thread as usize) > id.index as usize;
         let e = &mut self.threads[id.thread as usize].events[id.index as usize];
         if !known {
             // No clock of it (so none after it) is remembered.
@@ -240,15 +245,14 @@ impl ExecutionGraph {
     /// Forgets the remembered clocks of `id` and of every event after it in
     /// po ∪ rf (with spawn and join): the ones that could depend on it.
     fn forget_clocks_from(&mut self, id: EventId) {
-        let memo = self.memo.0.get_mut();
         let t = id.thread as usize;
-        if id.is_init() || memo.known(t) <= id.index as usize {
+        if id.is_init() || self.memo.known(t) <= id.index as usize {
             return;
         }
-        let threads = &self.threads;
-        let mut cut: Vec<usize> = (0..threads.len())
-            .map(|u| memo.known(u).min(threads[u].events.len()))
+        let mut cut: Vec<usize> = (0..self.threads.len())
+            .map(|u| self.memo.known(u).min(self.threads[u].events.len()))
             .collect();
+        let threads = &self.threads;
         cut[t] = id.index as usize;
         let lens: Vec<usize> = threads.iter().map(|th| th.events.len()).collect();
         self.forget_clocks_beyond(cut, &lens);
@@ -259,7 +263,9 @@ impl ExecutionGraph {
     /// rf, a spawn, or a join of a thread that had `lens[child]` events when
     /// the clock was computed).
     fn forget_clocks_beyond(&mut self, mut cut: Vec<usize>, lens: &[usize]) {
-        let memo = self.memo.0.get_mut();
+        let Some(memo) = self.memo.0.get_mut() else {
+            return;
+        };
         let threads = &self.threads;
         let lost = |x: EventId, cut: &[usize]| {
             !x.is_init() && x.index as usize >= cut.get(x.thread as usize).copied().unwrap_or(0)
@@ -285,11 +291,7 @@ impl ExecutionGraph {
                 }
             }
         }
-        let stride = memo.stride;
-        for (th, &n) in memo.threads.iter_mut().zip(&cut) {
-            th.truncate(n, stride);
-        }
-        memo.locs.forget_beyond(&cut);
+        memo.forget_beyond(&cut);
     }
     /// Marks the events of `view` that the graph holds as no longer
     /// revisitable (clocks do not depend on it).
@@ -550,14 +552,16 @@ impl ExecutionGraph {
             })
             .collect();
         let memo = self.memo.0.borrow();
-        let cut: Vec<usize> = (0..lens.len())
-            .map(|t| memo.known(t).min(kept(t)))
-            .collect();
+        let known = |t: usize| memo.as_ref().map_or(0, |m| m.known(t));
+        let cut: Vec<usize> = (0..lens.len()).map(|t| known(t).min(kept(t))).collect();
         let mut g = ExecutionGraph {
             threads,
             init: self.init.clone(),
             next_stamp: self.next_stamp,
-            memo: MemoCell(std::cell::RefCell::new(memo.prefix(&cut, caches))),
+            memo: match memo.as_ref() {
+                Some(m) => MemoCell::new(m.prefix(&cut, caches)),
+                None => MemoCell::default(),
+            },
         };
         drop(memo);
         g.forget_clocks_beyond(cut, &lens);

@@ -17,6 +17,9 @@
 //! looking) and non-atomic accesses are not drawn; program order still
 //! passes through them.
 
+pub mod monitor;
+pub mod psc_reach;
+
 use crate::bits::BitMatrix;
 use crate::consistency::{add_closed_edge, Analysis};
 use crate::event::{Action, EventId, Loc};

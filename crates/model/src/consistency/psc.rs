@@ -31,8 +31,8 @@
 //! edge against hb, which coherence (checked before) excludes. The
 //! bundled `PSC+*` litmus tests exercise the edges kept.
 
+use super::Analysis;
 use crate::bits::{iter_bits, set_range_in, BitMatrix};
-use crate::consistency::Analysis;
 use crate::EventId;
 use smallvec::{smallvec, SmallVec};
 

@@ -81,7 +81,7 @@
 //! location the thread (or write) knows of, and the recent writes are a
 //! bounded ring per location.
 
-use crate::psc_reach::{target, Part, Payload, Reach, TargetKind, MAX_LOCS};
+use super::psc_reach::{target, Part, Payload, Reach, TargetKind, MAX_LOCS};
 use crate::{Loc, MemOrder, Value};
 use std::collections::VecDeque;
 

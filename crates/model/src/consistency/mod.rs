@@ -9,12 +9,17 @@
 //! writes are ordered; for it we search the completions of the constraint
 //! graph at the locations that can matter.
 
+mod clocks;
+pub mod coherence;
+mod global_order;
+mod psc;
+
 use crate::bits::BitMatrix;
 use crate::event::{Action, EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
-use crate::hardware::HardwareFrame;
-use crate::memo::ClockMemo;
-use crate::psc::PscFrame;
+use clocks::ClockMemo;
+use global_order::HardwareFrame;
+use psc::PscFrame;
 use std::cell::RefCell;
 
 pub use crate::models::Model;
@@ -61,7 +66,7 @@ impl Clone for LocMo {
         lm.clone_from(self);
         lm
     }
-    /// Reuses `self`'s buffers (see `location.rs`, which copies caches
+    /// Reuses `self`'s buffers (see `coherence.rs`, which copies caches
     /// into pooled ones).
     fn clone_from(&mut self, src: &Self) {
         self.loc = src.loc;
@@ -80,7 +85,7 @@ impl Clone for LocMo {
 impl LocMo {
     pub(crate) fn empty(loc: Loc) -> Self {
         // Room for a location's usual accesses: the buffers are pooled and
-        // reused (see `location.rs`), and a copy extended by a few accesses
+        // reused (see `coherence.rs`), and a copy extended by a few accesses
         // then grows none of them.
         const ROOM: usize = 16;
         let mut chain_start = Vec::with_capacity(ROOM);
@@ -751,7 +756,7 @@ impl<'g> Analysis<'g> {
         // Initialisation writes keep the zero clock and release nothing.
         let mut clocks = std::mem::take(&mut self.clocks);
         reset(&mut clocks, n * nt, 0);
-        let mut memo = g.memo.0.borrow_mut();
+        let mut memo = clocks::remembered_mut(g);
         #[cfg(debug_assertions)]
         let reused = memo.model == Some(self.model) && (0..nt).any(|t| memo.known(t) > 0);
         let complete = extend_clocks(g, self.model, &mut memo);
@@ -778,8 +783,8 @@ impl<'g> Analysis<'g> {
                 "remembered clocks hid a po ∪ rf cycle"
             );
             if let Ok(fresh) = fresh {
-                let memo = g.memo.0.borrow();
-                let fresh_memo = fresh_graph.memo.0.borrow();
+                let memo = clocks::remembered(g);
+                let fresh_memo = clocks::remembered(&fresh_graph);
                 let same = (0..nt).all(|t| {
                     let (a, b) = (&memo.threads[t], &fresh_memo.threads[t]);
                     (0..a.len()).all(|i| {
@@ -842,7 +847,7 @@ impl<'g> Analysis<'g> {
             return Ok(());
         }
         // The memo keeps the constraints of the locations the explorer asked
-        // about (see `location.rs`): those are copied, the others built.
+        // about (see `coherence.rs`): those are copied, the others built.
         let mut cached = std::mem::take(&mut self.scratch.cached);
         reset(&mut cached, nl, false);
         // Locations the seq_cst axiom does not look at are left empty when
@@ -859,13 +864,12 @@ impl<'g> Analysis<'g> {
             }
         }
         if loose.is_none() {
-            let mut memo = g.memo.0.borrow_mut();
+            let mut memo = clocks::remembered_mut(g);
             for (l, lm) in locs.iter_mut().enumerate() {
                 if cached[l] {
                     continue;
                 }
-                let copied =
-                    crate::location::copy_cached(g, self.model, &mut memo, Loc(l as u32), lm);
+                let copied = coherence::copy_cached(g, self.model, &mut memo, Loc(l as u32), lm);
                 if let Some(result) = copied {
                     if let Err(e) = result {
                         self.scratch.cached = cached;

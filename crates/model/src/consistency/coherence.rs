@@ -3,7 +3,7 @@
 //! For each read it adds, the explorer asks which writes the read can take.
 //! Nothing happens after a new po-maximal access and nothing reads from it
 //! yet, so the answer needs happens-before (remembered with the graph, see
-//! `memo.rs`, so only events added since the last question cost anything)
+//! `clocks.rs`, so only events added since the last question cost anything)
 //! and the coherence constraints of that one location, not an [`Analysis`]
 //! of every event with its clocks copied out: [`LocationCoherence`] builds
 //! just those. It keeps them with the remembered clocks, and the next
@@ -13,12 +13,10 @@
 //!
 //! [`Analysis`]: crate::Analysis
 
-use crate::consistency::{
-    effective_order, extend_clocks, Inconsistency, LocMo, Model, OldAccesses, Scratch,
-};
+use super::clocks::{self, ClockMemo, ThreadClocks};
+use super::{effective_order, extend_clocks, Inconsistency, LocMo, Model, OldAccesses, Scratch};
 use crate::event::{EventId, Loc, MemOrder};
 use crate::graph::ExecutionGraph;
-use crate::memo::{ClockMemo, ThreadClocks};
 use smallvec::SmallVec;
 use std::cell::{Ref, RefCell};
 use std::rc::Rc;
@@ -550,7 +548,7 @@ pub fn highest_write_ending_mo<K: Ord>(
     loc: Loc,
     rank: impl Fn(EventId) -> K,
 ) -> Option<EventId> {
-    let mut memo = g.memo.0.borrow_mut();
+    let mut memo = clocks::remembered_mut(g);
     if model.orders_every_location()
         || !extend_clocks(g, model, &mut memo)
         || memo.seq_cst() != (false, false)
@@ -639,7 +637,7 @@ pub fn forced_last_in_part(
     loc: Loc,
     w: EventId,
 ) -> Option<bool> {
-    let mut memo = g.memo.0.borrow_mut();
+    let mut memo = clocks::remembered_mut(g);
     if !extend_clocks(g, model, &mut memo) {
         return None;
     }
@@ -683,7 +681,7 @@ impl<'g> LocationCoherence<'g> {
     /// The constraints of `loc` in `g`; fails when po ∪ rf is cyclic or the
     /// location is incoherent.
     pub fn new(g: &'g ExecutionGraph, model: Model, loc: Loc) -> Result<Self, Inconsistency> {
-        let mut guard = g.memo.0.borrow_mut();
+        let mut guard = clocks::remembered_mut(g);
         if !extend_clocks(g, model, &mut guard) {
             return Err(Inconsistency::ThinAir);
         }
@@ -692,7 +690,7 @@ impl<'g> LocationCoherence<'g> {
         Ok(LocationCoherence {
             g,
             model,
-            memo: g.memo.0.borrow(),
+            memo: clocks::remembered(g),
             loc,
             no_later: RefCell::new(None),
         })
@@ -1278,7 +1276,7 @@ mod tests {
 
     /// Whether `g` remembers constraints of x (the next question extends them).
     fn cached(g: &ExecutionGraph) -> bool {
-        let memo = g.memo.0.borrow();
+        let memo = super::clocks::remembered(g);
         memo.locs.by_loc.first().is_some_and(|c| c.is_some())
     }
 

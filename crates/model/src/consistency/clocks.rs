@@ -11,9 +11,11 @@
 //!
 //! [`Analysis`]: crate::Analysis
 
-use crate::consistency::Model;
-use std::cell::RefCell;
-use std::fmt;
+use crate::graph::Memo;
+use crate::models::Model;
+use crate::ExecutionGraph;
+use std::any::Any;
+use std::cell::{Ref, RefMut};
 
 /// The clocks of the first `len()` events of one thread, one record per
 /// event in one vector (a graph is cloned at every branch: one allocation
@@ -135,7 +137,7 @@ pub(crate) struct ClockMemo {
     pub stride: usize,
     pub threads: Vec<ThreadClocks>,
     /// Per location, the coherence constraints over events with clocks.
-    pub locs: crate::location::LocCaches,
+    pub locs: super::coherence::LocCaches,
 }
 
 impl ClockMemo {
@@ -186,22 +188,56 @@ impl ClockMemo {
     }
 }
 
-/// The memo as a field of [`crate::ExecutionGraph`]: shared-access analyses
-/// fill it, and it takes no part in comparing graphs.
-#[derive(Clone, Default)]
-pub(crate) struct MemoCell(pub RefCell<ClockMemo>);
-
-impl PartialEq for MemoCell {
-    fn eq(&self, _: &Self) -> bool {
-        true
+/// The graph sees the clocks through [`Memo`] (it depends on nothing
+/// above it).
+impl Memo for ClockMemo {
+    fn known(&self, t: usize) -> usize {
+        ClockMemo::known(self, t)
+    }
+    fn forget_beyond(&mut self, cut: &[usize]) {
+        let stride = self.stride;
+        for (th, &n) in self.threads.iter_mut().zip(cut) {
+            th.truncate(n, stride);
+        }
+        self.locs.forget_beyond(cut);
+    }
+    fn prefix(&self, cut: &[usize], shared: bool) -> Box<dyn Memo> {
+        Box::new(ClockMemo::prefix(self, cut, shared))
+    }
+    fn detach(&mut self) {
+        self.locs = Default::default();
+    }
+    fn clone_box(&self) -> Box<dyn Memo> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
     }
 }
-impl Eq for MemoCell {}
 
-impl fmt::Debug for MemoCell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ClockMemo")
+/// The clocks remembered with `g` (none yet: an empty memo), to extend.
+pub(crate) fn remembered_mut(g: &ExecutionGraph) -> RefMut<'_, ClockMemo> {
+    RefMut::map(g.memo.0.borrow_mut(), |m| {
+        let m = m.get_or_insert_with(|| Box::new(ClockMemo::default()));
+        m.as_any_mut()
+            .downcast_mut::<ClockMemo>()
+            .expect("a graph's memo holds clocks")
+    })
+}
+
+/// The clocks remembered with `g`, to read.
+pub(crate) fn remembered(g: &ExecutionGraph) -> Ref<'_, ClockMemo> {
+    if g.memo.0.borrow().is_none() {
+        drop(remembered_mut(g));
     }
+    Ref::map(g.memo.0.borrow(), |m| {
+        m.as_ref()
+            .and_then(|m| m.as_any().downcast_ref::<ClockMemo>())
+            .expect("a graph's memo holds clocks")
+    })
 }
 
 #[cfg(test)]
@@ -239,7 +275,7 @@ mod tests {
     }
 
     fn known(g: &ExecutionGraph) -> Vec<usize> {
-        let memo = g.memo.0.borrow();
+        let memo = super::remembered(g);
         (0..g.num_threads()).map(|t| memo.known(t)).collect()
     }
 

@@ -19,8 +19,8 @@
 //! cycle and fails when both would, before the search branches on a pair
 //! that is still free.
 
+use super::{add_closed_edge, Analysis};
 use crate::bits::BitMatrix;
-use crate::consistency::{add_closed_edge, Analysis};
 use crate::event::{Action, EventId};
 use crate::models::{halves, Half};
 
