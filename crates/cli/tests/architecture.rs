@@ -28,6 +28,18 @@ const ROOMS: &[(&str, &[&str])] = &[
             "live",
         ],
     ),
+    (
+        "explore",
+        &[
+            "config",
+            "program",
+            "step",
+            "bound",
+            "exhaustive",
+            "random",
+            "straight",
+        ],
+    ),
 ];
 
 /// The workspace's `crates/` folder.
@@ -122,7 +134,12 @@ fn head(path: &str) -> String {
 /// the crate root) and the files of each.
 fn rooms_of(src: &Path) -> BTreeMap<String, Vec<(PathBuf, usize)>> {
     let mut rooms: BTreeMap<String, Vec<(PathBuf, usize)>> = BTreeMap::new();
-    fn walk(dir: &Path, depth: usize, room: Option<&str>, out: &mut BTreeMap<String, Vec<(PathBuf, usize)>>) {
+    fn walk(
+        dir: &Path,
+        depth: usize,
+        room: Option<&str>,
+        out: &mut BTreeMap<String, Vec<(PathBuf, usize)>>,
+    ) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .map(|e| e.unwrap().path())

@@ -8,7 +8,7 @@
 //! names the seed of the failing iteration and it can be run again alone.
 
 use crate::{Config, Driver, Ending, Execution, Shard, Stats, Visitor};
-use c11check_model::{is_consistent, Action, Analysis, EventId, ExecutionGraph};
+use c11check_model::{is_consistent, Action, Analysis, ExecutionGraph};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -109,7 +109,7 @@ pub fn explore_range<D: Driver, V: Visitor>(
             Ending::Complete => stats.executions += 1,
             _ => {
                 stats.blocked += 1;
-                if crate::cut_by_bound(&g) {
+                if crate::step::cut_by_bound(&g) {
                     stats.bound_hits += 1;
                 }
             }
@@ -117,7 +117,7 @@ pub fn explore_range<D: Driver, V: Visitor>(
         // For observed locations, one of the writes that can end mo there.
         let mut finals = Vec::new();
         if ending == Ending::Complete && !config.observed.is_empty() {
-            let mut combos = crate::final_combinations(&analysis, &config.observed);
+            let mut combos = crate::step::final_combinations(&analysis, &config.observed);
             while !combos.is_empty() {
                 let c = combos.swap_remove(rng.below(combos.len()));
                 if analysis.find_mo(&c).is_some() {
@@ -284,7 +284,7 @@ fn step<D: Driver>(
     g: &mut ExecutionGraph,
     rng: &mut SplitMix64,
 ) -> Step {
-    let enabled = match crate::runnable(driver, g, false) {
+    let enabled = match crate::step::runnable(driver, g, false) {
         Ok(steps) => steps,
         Err(ending) => return Step::Done(ending),
     };
@@ -298,9 +298,8 @@ fn step<D: Driver>(
             let w = writes.swap_remove(rng.below(writes.len()));
             g.set_rf(id, w);
             let weak_match = matches!(action, Action::Cas { weak: true, expected, .. } if expected == g.written_value(w));
-            let spurious = weak_match
-                && crate::exhaustive::may_fail_spuriously(g, id, loc, w)
-                && rng.below(4) == 0;
+            let spurious =
+                weak_match && crate::step::may_fail_spuriously(g, id, loc, w) && rng.below(4) == 0;
             g.update_event(id, |e| e.spurious_fail = spurious);
             if is_consistent(g, config.model) {
                 return Step::Continue;
@@ -312,7 +311,7 @@ fn step<D: Driver>(
     match action {
         Action::Spawn { .. } => {
             let id = g.push(t, action);
-            let child = spawn_child(g, id);
+            let child = crate::step::spawn_child(g, id);
             g.update_event(id, |e| e.action = Action::Spawn { child });
         }
         _ => {
@@ -320,11 +319,4 @@ fn step<D: Driver>(
         }
     }
     Step::Continue
-}
-
-/// The thread a spawn event starts (made if the graph has none yet).
-pub(crate) fn spawn_child(g: &mut ExecutionGraph, spawn: EventId) -> u32 {
-    (0..g.num_threads() as u32)
-        .find(|&c| g.thread(c).parent == Some(spawn))
-        .unwrap_or_else(|| g.add_thread(Some(spawn)))
 }
