@@ -40,6 +40,24 @@ const ROOMS: &[(&str, &[&str])] = &[
             "straight",
         ],
     ),
+    (
+        "runtime",
+        &[
+            "settings",
+            "report",
+            "watchdog",
+            "alloc",
+            "fiber",
+            "driver",
+            "config",
+            "condvar",
+            "robust",
+            "robust_live",
+            "judge",
+            "live",
+            "run",
+        ],
+    ),
 ];
 
 /// The workspace's `crates/` folder.

@@ -119,7 +119,7 @@ impl FiberDriver {
         }) {
             return false;
         }
-        let message = crate::run::spin_message(g, t, turn, &site);
+        let message = crate::report::spin_message(g, t, turn, &site);
         self.shared.borrow_mut().failure.get_or_insert(Failure {
             kind: FailureKind::SpinWithoutHint,
             message,
@@ -243,7 +243,7 @@ impl FiberDriver {
             let fiber = self.slot(t).fiber.as_mut().expect("fiber");
             crate::alloc::set_in_fiber(true);
             crate::watchdog::set_in_fiber(true);
-            let res = crate::overflow::resume(fiber, t, size, input);
+            let res = crate::fiber::overflow::resume(fiber, t, size, input);
             crate::alloc::set_in_fiber(false);
             crate::watchdog::set_in_fiber(false);
             {

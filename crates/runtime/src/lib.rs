@@ -19,10 +19,11 @@
 
 pub mod alloc;
 pub mod condvar;
+mod config;
 mod driver;
 mod fiber;
+mod judge;
 mod live;
-mod overflow;
 mod report;
 mod robust;
 mod robust_live;
@@ -31,11 +32,12 @@ pub mod settings;
 mod watchdog;
 
 pub use c11check_explore::Shard;
+pub use config::{RunConfig, Strategy, Summary};
 pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
 pub use report::{
     check_replay, decode_replay, describe_event, encode_replay, Failure, FailureKind, Report,
 };
-pub use run::{run, RunConfig, Strategy, Summary};
+pub use run::run;
 
 use c11check_model::{Action, BlockReason, EventId, Loc, MemOrder, Value};
 use corosensei::Yielder;
@@ -896,7 +898,7 @@ pub fn finish_thread(result: ThreadResult) -> ! {
     unreachable!("c11check: a finished thread was resumed")
 }
 
-pub use overflow::set_access_site;
+pub use fiber::overflow::set_access_site;
 
 /// Records that modelled thread `t` crashed (a fault in its code): its
 /// failure, as a panic's. Its fiber returns next.

@@ -5,8 +5,8 @@
 //! memory. Each iteration has its own seed; the same seed gives the same
 //! execution (`l1:<seed>` replays it).
 
+use crate::config::{RunConfig, Summary};
 use crate::report::{Failure, FailureKind, Report};
-use crate::run::{RunConfig, Summary};
 use crate::{install_shared, LocCell, Outcome, Request, Shared, Site, ThreadMain};
 use c11check_explore::random::{self, iteration_seed, SplitMix64};
 use c11check_explore::Stats;
@@ -277,7 +277,7 @@ impl<'a> Execution<'a> {
         crate::watchdog::set_in_fiber(true);
         let size = self.cfg.runtime.stack_size;
         let fiber = self.threads[t].fiber.as_mut().expect("fiber");
-        let res = crate::overflow::resume(fiber, t as u32, size, input);
+        let res = crate::fiber::overflow::resume(fiber, t as u32, size, input);
         crate::alloc::set_in_fiber(false);
         crate::watchdog::set_in_fiber(false);
         self.shared.borrow_mut().in_fiber = false;
@@ -665,7 +665,7 @@ impl<'a> Execution<'a> {
                         && self.mem.hb_entry(tid, creator) <= stamp
                         && !self.shared.borrow().ignore_races
                     {
-                        let mut f = creation_race(tid, creator, loc);
+                        let mut f = crate::judge::creation_race(tid, creator, loc);
                         f.message.push_str(&format!(" (at {site})"));
                         return Some(f);
                     }
@@ -745,7 +745,7 @@ impl<'a> Execution<'a> {
                     let s = self.shared.borrow();
                     if !s.indeterminate.is_empty() && s.is_indeterminate(loc) {
                         drop(s);
-                        return Some(crate::run::uninitialized_failure(
+                        return Some(crate::judge::uninitialized_failure(
                             tid,
                             loc,
                             &format!("thread {tid} at {site}"),
@@ -963,20 +963,6 @@ fn race_failure(
             if write { "write" } else { "read" }
         ),
         threads: vec![other, t],
-        events: vec![],
-    }
-}
-
-/// Thread `t` reached an object `creator` made without being ordered after
-/// its creation (see [`crate::alloc`]).
-pub(crate) fn creation_race(t: u32, creator: u32, loc: c11check_model::Loc) -> Failure {
-    Failure {
-        kind: FailureKind::DataRace,
-        message: format!(
-            "data race on loc{}: thread {t} accesses an object thread {creator} created, without being ordered after its creation (the object's initialization races with the access; it may read uninitialized memory)",
-            loc.0
-        ),
-        threads: vec![creator, t],
         events: vec![],
     }
 }

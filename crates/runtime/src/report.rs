@@ -837,6 +837,47 @@ pub(crate) fn thread_list(threads: &[u32]) -> String {
         .join(", ")
 }
 
+/// What a thread that reached its step bound repeating `turn` is doing, and
+/// what to do about it.
+pub(crate) fn spin_message(
+    g: &ExecutionGraph,
+    t: u32,
+    turn: RepeatedTurn,
+    site: &dyn Fn(EventId) -> Option<crate::Site>,
+) -> String {
+    let first = EventId::new(t, turn.start);
+    let at = site(first).map(|s| format!(" at {s}")).unwrap_or_default();
+    let ops: Vec<String> = (turn.start..turn.start + turn.len.min(4))
+        .map(|i| {
+            let id = EventId::new(t, i);
+            let d = describe_event(g, id, site(id));
+            // Without the event's name: it is the same in every turn.
+            d.split_once(' ')
+                .map(|(_, rest)| rest.to_string())
+                .unwrap_or(d)
+        })
+        .collect();
+    let more = if turn.len > 4 { "\n      ..." } else { "" };
+    let writes =
+        (turn.start..turn.start + turn.len).any(|i| g.event(EventId::new(t, i)).is_write());
+    format!(
+        "thread {t} {}{at} without `spin_loop()` or `yield_now()`: the same turn repeated {} times{}:\n      {}{more}\n  {}",
+        if writes { "loops" } else { "spins" },
+        turn.turns,
+        if writes {
+            ", up to the step bound"
+        } else {
+            " (c11check stops a loop that only reads after a hundredth of the step bound of identical turns)"
+        },
+        ops.join("\n      "),
+        SPIN_ADVICE
+    )
+}
+
+/// What a loop that ran into the step bound repeating one turn may be, and
+/// what to do about it.
+const SPIN_ADVICE: &str = "Either nothing will ever end this loop (a livelock), or another thread will, and c11check, which cannot tell that the loop waits, would explore every number of turns up to the step bound. Call `c11check::hint::spin_loop()` (or `c11check::thread::yield_now()`) in the loop: c11check then cuts each turn that only reads again what the turn before read, explores the executions where another thread's store ends the wait, and reports a wait nothing can end as a livelock. If the loop is just long, raise the bound (`Builder::max_steps`, C11CHECK_MAX_STEPS).";
+
 #[cfg(test)]
 mod tests {
     use super::*;

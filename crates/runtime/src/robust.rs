@@ -288,8 +288,7 @@ const MAX_REPAIR_EDITS: usize = 4;
 /// adds that cycle's (as a programmer fixing one violation at a time would
 /// meet the next), and the sizes are tried again.
 pub(crate) fn repair_text(
-    main: &std::sync::Arc<dyn Fn() + Send + Sync>,
-    cfg: &crate::RunConfig,
+    rerun: &mut dyn FnMut(Vec<(crate::Site, crate::Strengthen)>) -> Result<(), FailureKind>,
     candidates: &[(crate::Site, crate::Strengthen)],
 ) -> String {
     let start = std::time::Instant::now();
@@ -314,13 +313,9 @@ pub(crate) fn repair_text(
                     );
                 }
                 runs += 1;
-                let mut again = cfg.clone();
-                again.repair = false;
-                again.progress = false;
-                again.strengthen = set.clone();
-                match crate::run(main.clone(), &again) {
-                    Ok(_) => return repair_lines(&set),
-                    Err(r) if r.failure.kind == FailureKind::NotRobust => {
+                match rerun(set.clone()) {
+                    Ok(()) => return repair_lines(&set),
+                    Err(FailureKind::NotRobust) => {
                         for c in take_candidates() {
                             if !pool.contains(&c) && !learned.contains(&c) {
                                 learned.push(c);

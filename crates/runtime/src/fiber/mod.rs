@@ -1,6 +1,8 @@
 //! The fibers both drivers run modelled threads on: making one, retiring
 //! one, and forgetting what an abandoned execution leaves behind.
 
+pub(crate) mod overflow;
+
 use crate::{take_last_panic, FiberYielder, Outcome, Request, Shared, ThreadMain, ThreadResult};
 use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
@@ -43,7 +45,7 @@ pub(crate) fn new_fiber(
     stacks: &mut StackPool,
     stack_size: usize,
 ) -> Fiber {
-    crate::overflow::install();
+    crate::fiber::overflow::install();
     let stack = stacks.take(t).unwrap_or_else(|| {
         DefaultStack::new(stack_size).expect("c11check: cannot allocate a fiber stack")
     });

@@ -4,7 +4,7 @@
 //! threads, the process says which modelled thread overflowed and how to give
 //! threads more stack, and aborts, instead of dying of a bare SIGSEGV.
 
-use crate::fiber::Fiber;
+use super::Fiber;
 use corosensei::trap::CoroutineTrapHandler;
 use corosensei::CoroutineResult;
 use std::cell::Cell;
