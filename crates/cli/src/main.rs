@@ -282,7 +282,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
                 eprintln!("error: --robustness needs cpp20, rc11 or sc, not c11");
                 return ExitCode::from(2);
             }
-            let r = c11check_litmus::robust::check_and_repair(&test, &opts);
+            let r = c11check_litmus::repair::check_and_repair(&test, &opts);
             let check = match std::fs::read_to_string(f)
                 .ok()
                 .map(|src| own_expectation(&src, &args.model))

@@ -58,6 +58,30 @@ const ROOMS: &[(&str, &[&str])] = &[
             "run",
         ],
     ),
+    (
+        "litmus",
+        &[
+            "lexer", "ast", "parser", "herd", "interp", "states", "live", "run", "dynamic",
+            "robust", "repair", "expect",
+        ],
+    ),
+    ("c11check", &["hint", "cell", "sync", "thread", "model"]),
+    ("axiomatic", &["rel"]),
+    ("cli", &["programs", "merge"]),
+    ("c-link", &[]),
+    (
+        "loom",
+        &[
+            "alloc",
+            "cell",
+            "hint",
+            "lazy_static",
+            "sync",
+            "thread",
+            "future",
+            "model",
+        ],
+    ),
 ];
 
 /// The workspace's `crates/` folder.

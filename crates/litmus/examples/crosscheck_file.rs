@@ -3,7 +3,7 @@
 //! `cargo run --release -p c11check-litmus --example crosscheck_file -- cpp20 FILE...`
 use c11check_axiomatic::{enumerate, graph_key, AxModel};
 use c11check_litmus::interp::LitmusProgram;
-use c11check_litmus::run::{observed_locs, state_keys};
+use c11check_litmus::states::{observed_locs, state_keys};
 use c11check_litmus::{load, run_test_with, RunOptions};
 use c11check_model::{Loc, Model};
 use std::collections::BTreeSet;

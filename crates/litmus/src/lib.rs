@@ -11,6 +11,7 @@ pub mod parser;
 pub mod repair;
 pub mod robust;
 pub mod run;
+pub mod states;
 
 pub use ast::LitmusTest;
 pub use c11check_explore::Shard;

@@ -4,7 +4,7 @@
 
 use crate::ast::*;
 use crate::interp::{run_thread, Reply, ThreadEnd};
-use crate::run::{observed_locs, state_keys, state_of};
+use crate::states::{observed_locs, state_keys, state_of};
 use c11check_explore::random::{iteration_seed, SplitMix64};
 use c11check_model::live::LiveMemory;
 use c11check_model::{Action, BlockReason, Loc, Model, Value};

@@ -9,7 +9,7 @@
 //! to seq_cst, a fence before it).
 
 use crate::ast::{Expr, LitmusTest, Stmt};
-use crate::robust::{check_robustness, Verdict};
+use crate::robust::{check_robustness, RobustnessReport, Verdict, MAX_EDITS};
 use crate::run::RunOptions;
 use c11check_model::robust::Edge;
 use c11check_model::MemOrder;
@@ -32,8 +32,6 @@ pub enum Edit {
 
 /// Sets of edits tried at most.
 pub const MAX_CHECKS: usize = 3000;
-/// The largest set tried.
-pub const MAX_EDITS: usize = 4;
 
 /// What [`repair`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -431,4 +429,19 @@ fn order_name(o: MemOrder) -> &'static str {
 /// Whether `verdict` calls for a repair.
 pub fn needed(verdict: Verdict) -> bool {
     matches!(verdict, Verdict::NotRobust | Verdict::NotRobustUnobservable)
+}
+
+/// [`check_robustness`], and for a test that is not robust a smallest
+/// repair ([`repair`]), checked under the same options.
+pub fn check_and_repair(test: &LitmusTest, opts: &RunOptions) -> RobustnessReport {
+    let start = std::time::Instant::now();
+    let mut r = check_robustness(test, opts);
+    if let (true, Some(w)) = (needed(r.verdict), &r.witness) {
+        r.repair = Some(match repair(test, opts, &w.nodes) {
+            Repair::Found(edits) => Some(edits.iter().map(|e| describe(test, e)).collect()),
+            Repair::NotFound => None,
+        });
+    }
+    r.stats.elapsed = start.elapsed();
+    r
 }

@@ -16,6 +16,9 @@ use c11check_model::{Analysis, EventId, ExecutionGraph, MemOrder, Model, Value};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
+/// The most strengthenings a repair (`crate::repair`) tries at once.
+pub const MAX_EDITS: usize = 4;
+
 /// The verdict on a test.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -88,7 +91,7 @@ pub struct RobustnessReport {
     /// An observable violation when there is one, else the first found.
     pub witness: Option<Witness>,
     /// For a test that is not robust, when asked for
-    /// ([`check_and_repair`]): the edits of a smallest repair found, in
+    /// ([`crate::repair::check_and_repair`]): the edits of a smallest repair found, in
     /// the file's terms, or `None` when none was found.
     pub repair: Option<Option<Vec<String>>>,
     pub stats: Stats,
@@ -145,7 +148,7 @@ impl RobustnessReport {
                     }
                     Some(None) => s.push_str(&format!(
                         "Repair: no set of at most {} strengthenings found\n",
-                        crate::repair::MAX_EDITS
+                        MAX_EDITS
                     )),
                     None => {}
                 }
@@ -200,7 +203,7 @@ pub fn check_robustness(test: &LitmusTest, opts: &RunOptions) -> RobustnessRepor
     .states
     .into_keys()
     .collect();
-    let keys = crate::run::state_keys(test);
+    let keys = crate::states::state_keys(test);
     let program = LitmusProgram {
         test,
         loop_bound: opts.loop_bound,
@@ -248,7 +251,7 @@ pub fn check_robustness(test: &LitmusTest, opts: &RunOptions) -> RobustnessRepor
                     Some(w) => observable && !w.observable,
                 };
                 if better {
-                    let state = crate::run::state_line(&keys, vals);
+                    let state = crate::states::state_line(&keys, vals);
                     let nodes: Vec<Vec<usize>> = (0..ex.graph.num_threads() as u32)
                         .map(|t| program.event_nodes(ex.graph, t))
                         .collect();
@@ -303,26 +306,6 @@ pub fn check_robustness(test: &LitmusTest, opts: &RunOptions) -> RobustnessRepor
         repair: None,
         stats,
     }
-}
-
-/// [`check_robustness`], and for a test that is not robust a smallest
-/// repair ([`crate::repair::repair`]), checked under the same options.
-pub fn check_and_repair(test: &LitmusTest, opts: &RunOptions) -> RobustnessReport {
-    let start = std::time::Instant::now();
-    let mut r = check_robustness(test, opts);
-    if let (true, Some(w)) = (crate::repair::needed(r.verdict), &r.witness) {
-        r.repair = Some(match crate::repair::repair(test, opts, &w.nodes) {
-            crate::repair::Repair::Found(edits) => Some(
-                edits
-                    .iter()
-                    .map(|e| crate::repair::describe(test, e))
-                    .collect(),
-            ),
-            crate::repair::Repair::NotFound => None,
-        });
-    }
-    r.stats.elapsed = start.elapsed();
-    r
 }
 
 /// An access in the file's terms: `P0: W x=1 (relaxed)`.

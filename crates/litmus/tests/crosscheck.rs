@@ -7,7 +7,7 @@ mod common;
 
 use c11check_axiomatic::{enumerate, graph_consistent, graph_key, AxModel};
 use c11check_litmus::interp::LitmusProgram;
-use c11check_litmus::run::{observed_locs, state_keys};
+use c11check_litmus::states::{observed_locs, state_keys};
 use c11check_litmus::{load, run_test_with, RunOptions};
 use c11check_model::{Loc, Model};
 use std::collections::BTreeSet;

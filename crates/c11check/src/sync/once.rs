@@ -82,7 +82,7 @@ impl Once {
                         return;
                     }
                 }
-                _ => crate::thread::yield_now(),
+                _ => crate::hint::spin_loop(),
             }
         }
     }
