@@ -5,9 +5,16 @@
 //! Linked against this library instead of libtsan, such a program runs
 //! under c11check's explorers: `main` is taken over at start-up
 //! ([`start`]), each execution re-runs it from a clean copy of the
-//! program's globals ([`snapshot`]) with fresh per-thread heaps ([`heap`]),
-//! threads are fibers of the Rust runtime ([`pthread`]) and every
-//! instrumented access is an event of the model ([`memory`], [`tsan`]).
+//! program's globals ([`process::snapshot`]) with fresh per-thread heaps
+//! ([`memory::heap`]), threads are fibers of the Rust runtime
+//! ([`library::pthread`]) and every instrumented access is an event of the
+//! model ([`memory`], [`tsan`]).
+//!
+//! Its rooms, from the bottom up: [`image`] (the executable: symbols, debug
+//! information, where code lies), [`process`] (thread-local storage, the
+//! globals' snapshot), [`memory`] (accesses, the heap), [`library`] (the C
+//! and C++ calls modelled), and on top [`start`] (taking `main` over) and
+//! [`tsan`] (the instrumentation's entry points).
 //!
 //! The library also defines `pthread_*`, `malloc`/`free`, `__assert_fail`,
 //! `abort` and `exit`: a program linked against it calls these instead of
@@ -151,30 +158,21 @@ macro_rules! const_cstr {
     };
 }
 
-#[macro_use]
-pub mod pthread;
-pub mod bytes;
-pub mod clock;
-pub mod cxx;
-pub mod fields;
-pub mod heap;
 pub mod image;
-pub mod keys;
 pub mod memory;
-pub mod snapshot;
+pub mod process;
+#[macro_use]
+pub mod library;
 pub mod start;
-pub mod symbols;
-pub mod sync;
-pub mod threads;
-pub mod tls;
 pub mod tsan;
-pub mod wide;
 
 /// The runtime's own allocations go straight to glibc's allocator, never
 /// through the `malloc` this library defines for the program.
 struct LibcAllocator;
 
-use heap::libc_heap::{__libc_calloc, __libc_free, __libc_malloc, __libc_memalign, __libc_realloc};
+use memory::heap::libc_heap::{
+    __libc_calloc, __libc_free, __libc_malloc, __libc_memalign, __libc_realloc,
+};
 
 // SAFETY: glibc's allocator functions meet `GlobalAlloc`'s contract: blocks
 // are at least 16-byte aligned (larger alignments go through memalign) and

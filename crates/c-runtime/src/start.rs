@@ -5,12 +5,12 @@
 //! what it found, and ends the process with status 0 (no bug), 1 (a bug)
 //! or 2 (bad settings).
 
-use crate::pthread::next_symbol;
+use crate::library::pthread::next_symbol;
 use c11check_model::Model;
 use c11check_runtime::{run, FailureKind, RunConfig, RuntimeOptions, Strategy};
 use std::ffi::{c_char, c_int, c_void};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,16 +26,6 @@ type StartMain = unsafe extern "C" fn(
     *mut c_void,
     *mut c_void,
 ) -> c_int;
-
-/// Whether the exploration has started (instrumented code run before it,
-/// in constructors, runs natively).
-static RUNNING: AtomicBool = AtomicBool::new(false);
-
-/// Whether `main` has been taken over and is being explored.
-#[inline]
-pub fn running() -> bool {
-    RUNNING.load(Relaxed)
-}
 
 static mut USER_MAIN: Option<MainFn> = None;
 
@@ -178,32 +168,32 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     if let Some(f) = std::env::var_os("C11CHECK_STARTED_FILE") {
         let _ = std::fs::write(f, "started\n");
     }
-    c11check_runtime::set_pc_resolver(crate::symbols::describe);
-    crate::heap::init();
-    crate::tls::init();
-    crate::clock::init();
+    c11check_runtime::set_pc_resolver(crate::image::symbols::describe);
+    crate::memory::heap::init();
+    crate::process::tls::init();
+    crate::library::clock::init();
     not_single_threaded();
-    let snapshot = Arc::new(crate::snapshot::Snapshot::take());
+    let snapshot = Arc::new(crate::process::snapshot::Snapshot::take());
     let cfg = config();
     let _ = MAIN_CALL.set((main as usize, argc, argv as usize, envp as usize));
     let body = {
         let snapshot = snapshot.clone();
         Arc::new(move || {
             snapshot.restore();
-            crate::heap::reset();
+            crate::memory::heap::reset();
             crate::memory::reset();
-            crate::pthread::reset();
-            crate::tls::reset();
-            crate::clock::reset();
+            crate::library::pthread::reset();
+            crate::process::tls::reset();
+            crate::library::clock::reset();
             // A `pthread_exit` or `exit` in `main` ends it like a return.
-            crate::pthread::run_thread(call_main, 0);
+            crate::library::pthread::run_thread(call_main, 0);
         })
     };
     // The program's output is shown once, for the execution that failed
     // (replayed below), not once per execution explored.
     let quiet = std::env::var("C11CHECK_SHOW_OUTPUT").map_or(true, |v| v.trim() == "0");
     let saved_stdout = quiet.then(silence_stdout).flatten();
-    RUNNING.store(true, Relaxed);
+    crate::process::start_running();
     let started = std::time::Instant::now();
     let result = match jobs(&cfg) {
         1 => run(body.clone(), &cfg),

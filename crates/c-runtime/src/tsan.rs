@@ -47,7 +47,7 @@ pub extern "C" fn __tsan_vptr_read(_p: *mut usize) {}
 /// not to its thread-local storage.
 #[inline]
 fn shared(addr: usize) -> bool {
-    modelled() && !crate::tls::contains(addr)
+    modelled() && !crate::process::tls::contains(addr)
 }
 
 extern "C" fn read_impl<const N: usize>(addr: usize, pc: usize) {
@@ -64,14 +64,14 @@ extern "C" fn write_impl<const N: usize>(addr: usize, pc: usize) {
 
 extern "C" fn read_range_impl(addr: usize, size: usize, pc: usize) {
     if shared(addr) && size > 0 {
-        crate::heap::check_access(addr, size, "reads", site(pc));
+        crate::memory::heap::check_access(addr, size, "reads", site(pc));
         memory::copy_read(addr, size.min(8), site(pc));
     }
 }
 
 extern "C" fn write_range_impl(addr: usize, size: usize, pc: usize) {
     if shared(addr) && size > 0 {
-        crate::heap::check_access(addr, size, "writes", site(pc));
+        crate::memory::heap::check_access(addr, size, "writes", site(pc));
         memory::plain_write(addr, size.min(8), site(pc));
     }
 }
@@ -375,12 +375,12 @@ pub extern "C" fn __tsan_atomic_signal_fence(_mo: i32) {}
 
 // ---- 16-byte atomics ------------------------------------------------------------
 
-/// 16-byte atomics (see [`crate::wide`]): loads, stores, exchanges and
+/// 16-byte atomics (see [`crate::memory::wide`]): loads, stores, exchanges and
 /// compare-exchanges are modelled; an arithmetic read-modify-write fails
 /// the execution with a report saying so.
 mod wide {
     use super::*;
-    use crate::wide::{decode, encode};
+    use crate::memory::wide::{decode, encode};
 
     /// Outside a modelled thread: a native 16-byte compare-exchange
     /// (`lock cmpxchg16b`); the value found.

@@ -70,6 +70,10 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("cli", &["programs", "merge"]),
     ("c-link", &[]),
     (
+        "c-runtime",
+        &["image", "process", "memory", "library", "start", "tsan"],
+    ),
+    (
         "loom",
         &[
             "alloc",

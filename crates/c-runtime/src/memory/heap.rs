@@ -74,12 +74,6 @@ static BASE: AtomicUsize = AtomicUsize::new(0);
 static USED: [AtomicUsize; THREADS] = [const { AtomicUsize::new(0) }; THREADS];
 /// One more than the highest arena used in this execution (0: none).
 static ARENAS_USED: AtomicUsize = AtomicUsize::new(0);
-/// The executable's code (start, end): calls from there are the program's.
-static TEXT: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
-/// The runtime's own code when it is linked into the executable (see
-/// [`crate::image`]); empty otherwise.
-static RUNTIME_TEXT: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
-
 /// Reserves the arenas and notes where the program's code is. Called when
 /// `main` is taken over.
 pub fn init() {
@@ -97,28 +91,7 @@ pub fn init() {
     if p != libc::MAP_FAILED {
         BASE.store(p as usize, Relaxed);
     }
-    let (s, e) = crate::symbols::executable_text();
-    TEXT[0].store(s, Relaxed);
-    TEXT[1].store(e, Relaxed);
-    let mut system = crate::symbols::system_text();
-    if let Some(own) = crate::image::linked() {
-        RUNTIME_TEXT[0].store(own.text.0, Relaxed);
-        RUNTIME_TEXT[1].store(own.text.1, Relaxed);
-        system.push(own.text);
-    }
-    let _ = SYSTEM_TEXT.set(system);
-}
-
-/// The code of libc, the loader, the unwinder and this runtime (see
-/// [`crate::symbols::system_text`]).
-static SYSTEM_TEXT: std::sync::OnceLock<Vec<(usize, usize)>> = std::sync::OnceLock::new();
-
-/// Whether the call with return address `pc` comes from libc, the loader,
-/// the unwinder or this runtime: its locks are not the program's.
-pub fn from_system(pc: usize) -> bool {
-    SYSTEM_TEXT
-        .get()
-        .is_some_and(|r| r.iter().any(|&(s, e)| (s..e).contains(&pc)))
+    crate::image::regions::note();
 }
 
 /// Empties every arena (zeroing what was used) for a new execution.
@@ -149,21 +122,13 @@ fn in_arena(p: usize) -> bool {
     base != 0 && (base..base + THREADS * ARENA).contains(&p)
 }
 
-/// Whether the call with return address `pc` comes from the program's own
-/// code (not libc's or the runtime's).
-#[inline]
-pub fn from_program(pc: usize) -> bool {
-    (TEXT[0].load(Relaxed)..TEXT[1].load(Relaxed)).contains(&pc)
-        && !(RUNTIME_TEXT[0].load(Relaxed)..RUNTIME_TEXT[1].load(Relaxed)).contains(&pc)
-}
-
 /// Whether a call with return address `pc` is the program's own, made in a
 /// modelled thread that has an arena.
 fn programs(pc: usize) -> bool {
-    from_program(pc)
+    crate::image::regions::from_program(pc)
         && BASE.load(Relaxed) != 0
         && modelled()
-        && (crate::tls::current_thread() as usize) < THREADS
+        && (crate::process::tls::current_thread() as usize) < THREADS
 }
 
 /// A block of `size` bytes aligned to `align` from the current thread's
@@ -172,12 +137,12 @@ fn programs(pc: usize) -> bool {
 fn arena_alloc(size: usize, align: usize, zeroed: bool, pc: usize) -> *mut c_void {
     let p = arena_block(size, align);
     if !p.is_null() {
-        ARENAS_USED.fetch_max(crate::tls::current_thread() as usize + 1, Relaxed);
+        ARENAS_USED.fetch_max(crate::process::tls::current_thread() as usize + 1, Relaxed);
         if !zeroed {
             // SAFETY: the block was just carved out of this thread's arena.
             unsafe { std::ptr::write_bytes(p as *mut u8, POISON, size) };
         }
-        let t = crate::tls::current_thread() as usize;
+        let t = crate::process::tls::current_thread() as usize;
         let ordinal = MADE_AT.with(|m| {
             let mut m = m.borrow_mut();
             let n = m.entry(pc).or_insert(0);
@@ -206,7 +171,7 @@ fn arena_alloc(size: usize, align: usize, zeroed: bool, pc: usize) -> *mut c_voi
 /// Carves a block of `size` bytes aligned to `align` out of the current
 /// thread's arena (null if it is full).
 fn arena_block(size: usize, align: usize) -> *mut c_void {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     let start = BASE.load(Relaxed) + t * ARENA;
     let used = USED[t].load(Relaxed);
     let align = align.max(HEADER);
@@ -325,7 +290,9 @@ extern "C" fn realloc_impl(p: *mut c_void, size: usize, pc: usize) -> *mut c_voi
             // Not `copy_nonoverlapping`: it may become a tail call to the
             // interposed `memcpy`, which would take it for the program's.
             // SAFETY: both blocks hold at least the bytes copied.
-            unsafe { crate::bytes::copy_forward(q as *mut u8, p as *const u8, old_size.min(size)) };
+            unsafe {
+                crate::memory::bytes::copy_forward(q as *mut u8, p as *const u8, old_size.min(size))
+            };
         }
         return q;
     }
@@ -416,7 +383,7 @@ fn arena_free(p: usize, site: Site, how: &str) {
     // A plain write announced before the call becomes an event now, before
     // the free (it would otherwise be taken for a write after it).
     crate::memory::flush_pending();
-    let me = crate::tls::current_thread();
+    let me = crate::process::tls::current_thread();
     let found = block_at(p).filter(|&(_, _, b)| b.start == p);
     let Some((t, i, b)) = found else {
         let what = match block_at(p).filter(|(_, _, b)| p < b.start + b.size.max(1)) {
@@ -475,7 +442,7 @@ fn check_block_access(addr: usize, size: usize, what: &str, site: Site) {
         return;
     }
     // A bug: only now is the report's text made.
-    let me = thread_name(crate::tls::current_thread());
+    let me = thread_name(crate::process::tls::current_thread());
     let near = match block {
         Some(b) => {
             if let Some((by, at)) = b.freed.filter(|_| addr < b.start + b.size.max(1)) {
@@ -522,7 +489,7 @@ pub fn location_name(addr: usize) -> Option<String> {
         f.borrow_mut()
             .entry(pc)
             .or_insert_with(|| {
-                let text = crate::symbols::describe(pc);
+                let text = crate::image::symbols::describe(pc);
                 let f = text.rsplit_once(" in ").map_or("the program", |(_, f)| f);
                 f.into()
             })

@@ -7,8 +7,8 @@
 //! and unlocked with the model's lock actions, as the Rust `Mutex` does.
 //! Outside a modelled thread every call goes to libc's function.
 
+use crate::library::sync::Acquire;
 use crate::memory::{self, modelled};
-use crate::sync::Acquire;
 use c11check_model::{Action, BlockReason, MemOrder, RmwOp, Value};
 use c11check_runtime::Site;
 use std::any::Any;
@@ -27,7 +27,7 @@ pub(crate) fn next_symbol(name: &CStr) -> *mut c_void {
 macro_rules! real {
     ($name:expr ; $ty:ty) => {{
         static P: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let p = *P.get_or_init(|| crate::pthread::next_symbol($name) as usize);
+        let p = *P.get_or_init(|| crate::library::pthread::next_symbol($name) as usize);
         // SAFETY: `p` is libc's definition of the symbol, of this type.
         unsafe { std::mem::transmute::<usize, $ty>(p) }
     }};
@@ -56,7 +56,7 @@ pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
 /// A thread that ends otherwise (`pthread_exit`, `exit`, `abort`, a failed
 /// assertion) does not come back here: see [`end_thread`] and [`fail`].
 pub(crate) fn run_body(body: impl FnOnce() -> usize) -> usize {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     memory::note_stack(t);
     let v = body();
     thread_ended(v);
@@ -66,9 +66,9 @@ pub(crate) fn run_body(body: impl FnOnce() -> usize) -> usize {
 /// What the end of a thread leaves: its thread-specific data destroyed,
 /// its last write an event, its result for `pthread_join`.
 fn thread_ended(v: usize) {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     if t != 0 {
-        crate::keys::run_destructors();
+        crate::library::keys::run_destructors();
     }
     memory::flush_pending();
     RESULTS.with(|r| {
@@ -108,7 +108,7 @@ thread_local! {
 pub fn reset() {
     RESULTS.with(|r| r.borrow_mut().clear());
     THREADS_SPAWNED.with(|n| n.set(1));
-    crate::keys::reset();
+    crate::library::keys::reset();
 }
 
 /// A modelled thread's `pthread_t`/`thrd_t`: its number plus one, so that
@@ -174,7 +174,7 @@ pub(crate) fn join_thread(h: u64, site: Site) -> Result<usize, c_int> {
     let Some(t) = handle_thread(h) else {
         return Err(libc::ESRCH);
     };
-    if t == crate::tls::current_thread() {
+    if t == crate::process::tls::current_thread() {
         return Err(libc::EDEADLK);
     }
     memory::note_thread_op();
@@ -226,7 +226,7 @@ pub extern "C" fn pthread_self() -> libc::pthread_t {
         // SAFETY: no arguments.
         return unsafe { f() };
     }
-    thread_handle(crate::tls::current_thread())
+    thread_handle(crate::process::tls::current_thread())
 }
 
 /// Whether two thread ids are the same thread.
@@ -299,7 +299,7 @@ pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
                 if how == Acquire::Try {
                     return libc::EBUSY;
                 }
-                if crate::sync::explored_choice(site) {
+                if crate::library::sync::explored_choice(site) {
                     return libc::ETIMEDOUT;
                 }
                 // The execution where it times out is explored too.
@@ -315,7 +315,7 @@ pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
 /// Locks mutex `m` as `how` says, minding its kind: 0 or an error number.
 pub(crate) fn lock_mutex(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site) -> c_int {
     memory::begin(site);
-    let me = crate::tls::current_thread();
+    let me = crate::process::tls::current_thread();
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
         if let Some((t, n)) = holder(m as usize) {
@@ -342,7 +342,7 @@ pub(crate) fn may_unlock(m: *mut libc::pthread_mutex_t) -> bool {
     if k != RECURSIVE && k != ERRORCHECK {
         return true;
     }
-    matches!(holder(m as usize), Some((t, _)) if t == crate::tls::current_thread())
+    matches!(holder(m as usize), Some((t, _)) if t == crate::process::tls::current_thread())
 }
 
 /// Unlocks mutex `m`, minding its kind: 0 or `EPERM`.
@@ -350,7 +350,7 @@ pub(crate) fn unlock_mutex(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
     memory::begin(site);
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
-        let me = crate::tls::current_thread();
+        let me = crate::process::tls::current_thread();
         match holder(m as usize) {
             Some((t, n)) if t == me && n > 1 => {
                 set_holder(m as usize, me, n - 1);
@@ -429,7 +429,7 @@ pub extern "C-unwind" fn __assert_fail(
         "assertion `{}` failed at {}:{line} in {}",
         text(expr),
         text(file),
-        crate::symbols::function_name(&text(func))
+        crate::image::symbols::function_name(&text(func))
     );
     if !modelled() {
         eprintln!("c11check: {msg} (outside the model)");
@@ -605,7 +605,7 @@ extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c
     }) else {
         return libc::EINVAL;
     };
-    let me = crate::tls::current_thread();
+    let me = crate::process::tls::current_thread();
     let round = ROUNDS.with(|r| {
         let mut r = r.borrow_mut();
         let e = r.entry((b as usize, me)).or_insert((g, 0));

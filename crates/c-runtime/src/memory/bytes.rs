@@ -49,18 +49,18 @@ unsafe fn copy_backward(dst: *mut u8, src: *const u8, n: usize) {
 
 /// Whether a call from `pc` writes memory the model tracks.
 fn tracked(pc: usize, n: usize) -> bool {
-    n > 0 && crate::heap::from_program(pc) && memory::modelled()
+    n > 0 && crate::image::regions::from_program(pc) && memory::modelled()
 }
 
 /// Checks a program's copy of `n` bytes to `dst` (from `src`) against
-/// the heap's blocks before it happens (see [`crate::heap::check_access`]).
+/// the heap's blocks before it happens (see [`crate::memory::heap::check_access`]).
 fn check_copy(dst: *mut u8, src: Option<*const u8>, n: usize, pc: usize) {
     if tracked(pc, n) {
         let site = crate::memory::site_of(pc);
         if let Some(src) = src {
-            crate::heap::check_access(src as usize, n, "reads", site);
+            crate::memory::heap::check_access(src as usize, n, "reads", site);
         }
-        crate::heap::check_access(dst as usize, n, "writes", site);
+        crate::memory::heap::check_access(dst as usize, n, "writes", site);
     }
 }
 
@@ -90,7 +90,7 @@ fn libc_fn(i: usize, name: &std::ffi::CStr) -> Option<usize> {
 }
 
 extern "C" fn memcpy_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> *mut u8 {
-    if !crate::heap::from_program(pc) {
+    if !crate::image::regions::from_program(pc) {
         // libc's, the runtime's own copies: glibc's (faster on small sizes).
         if let Some(f) = libc_fn(0, c"memcpy") {
             // SAFETY: glibc's memcpy, with the caller's arguments.
@@ -107,7 +107,7 @@ extern "C" fn memcpy_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> 
 }
 
 extern "C" fn memmove_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> *mut u8 {
-    if !crate::heap::from_program(pc) {
+    if !crate::image::regions::from_program(pc) {
         if let Some(f) = libc_fn(1, c"memmove") {
             // SAFETY: glibc's memmove, with the caller's arguments.
             return unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) };
@@ -129,7 +129,7 @@ extern "C" fn memmove_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) ->
 }
 
 extern "C" fn memset_impl(dst: *mut u8, c: i32, n: usize, pc: usize) -> *mut u8 {
-    if !crate::heap::from_program(pc) {
+    if !crate::image::regions::from_program(pc) {
         if let Some(f) = libc_fn(2, c"memset") {
             // SAFETY: glibc's memset, with the caller's arguments.
             return unsafe { std::mem::transmute::<usize, SetFn>(f)(dst, c, n) };

@@ -195,7 +195,7 @@ fn size_of(unit: &gimli::Unit<Reader>, ty: gimli::UnitOffset, depth: usize) -> O
 /// Reads the executable's debug information: its global variables.
 fn load() -> Option<Globals> {
     use object::{Object, ObjectSection};
-    let bytes = crate::symbols::executable_image()?;
+    let bytes = crate::image::symbols::executable_image()?;
     let file = object::File::parse(bytes).ok()?;
     let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
         let data: &'static [u8] = match file.section_by_name(id.name()) {

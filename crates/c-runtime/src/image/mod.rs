@@ -12,6 +12,10 @@
 //! which `static.ld` gathered each kind into one section, bracketed by the
 //! markers below; in the final link each such section stays in one piece.
 
+pub mod fields;
+pub mod regions;
+pub mod symbols;
+
 use std::sync::atomic::AtomicUsize;
 use std::sync::OnceLock;
 
@@ -119,7 +123,7 @@ macro_rules! tls_address {
 /// executable; `None` when it is a shared library of its own.
 pub fn linked() -> Option<Linked> {
     *LINKED.get_or_init(|| {
-        let exe_text = crate::symbols::executable_text();
+        let exe_text = crate::image::symbols::executable_text();
         let at = |s: &u8| s as *const u8 as usize;
         // SAFETY: only the markers' addresses are taken.
         let (text, data, bss) = unsafe {

@@ -8,8 +8,8 @@
 //! is not modelled: `std::future`/`std::promise` and `std::counting_semaphore`
 //! of libstdc++ 12 are among them.
 
+use crate::library::pthread::join_thread;
 use crate::memory;
-use crate::pthread::join_thread;
 use c11check_runtime::Site;
 
 /// `std::thread`'s one field, its `pthread_t` (0: no thread).

@@ -42,7 +42,7 @@ fn our_key(key: libc::pthread_key_t) -> Option<usize> {
 
 /// Runs the calling thread's destructors (for its non-null values).
 pub(crate) fn run_destructors() {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     for _ in 0..DESTRUCTOR_ROUNDS {
         let due: Vec<(unsafe extern "C" fn(*mut c_void), usize)> = KEYS.with(|k| {
             let mut k = k.borrow_mut();
@@ -128,7 +128,7 @@ pub extern "C" fn pthread_getspecific(key: libc::pthread_key_t) -> *mut c_void {
         // SAFETY: passed on.
         return unsafe { f(key) };
     };
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     KEYS.with(|k| {
         k.borrow()
             .values
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn pthread_setspecific(
         // SAFETY: passed on.
         return unsafe { f(key, value) };
     };
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     KEYS.with(|k| {
         let mut k = k.borrow_mut();
         if !k.keys.get(i).is_some_and(|e| e.0) {

@@ -129,7 +129,7 @@ static LOADER: Mutex<Option<Option<addr2line::Loader>>> = Mutex::new(None);
 /// `file:line` (and the function) of the call whose return address is
 /// `pc`; the bare address when the program has no debug information.
 pub fn describe(pc: usize) -> String {
-    if !crate::heap::from_program(pc) {
+    if !crate::image::regions::from_program(pc) {
         if let Some(s) = library_symbol(pc) {
             return s;
         }
@@ -258,7 +258,7 @@ fn data_objects() -> &'static [(usize, usize, &'static str)] {
 
 /// The program's name for the global at `addr`: `x`, or inside one its
 /// member (`queue.tail`, `slots[2].seq`, from the debug information; see
-/// [`crate::fields`]) or else its offset (`queue+8`); `None` outside the
+/// [`crate::image::fields`]) or else its offset (`queue+8`); `None` outside the
 /// executable's globals.
 pub fn global_name(addr: usize) -> Option<String> {
     let data = data_objects();
@@ -270,7 +270,7 @@ pub fn global_name(addr: usize) -> Option<String> {
             return name.to_string();
         }
         let link = start.wrapping_sub(BIAS.load(Relaxed)) as u64;
-        match crate::fields::member_path(link, offset as u64) {
+        match crate::image::fields::member_path(link, offset as u64) {
             Some(path) => format!("{name}{path}"),
             None => format!("{name}+{offset}"),
         }

@@ -18,6 +18,10 @@
 //! sizes or overlapping at other addresses are not related (as in GenMC,
 //! mixed-size accesses are not modelled).
 
+pub mod bytes;
+pub mod heap;
+pub mod wide;
+
 use c11check_model::{Action, MemOrder, RmwOp, Value, Width};
 use c11check_runtime::{access, LocCell, Site};
 use std::cell::RefCell;
@@ -27,7 +31,7 @@ use std::collections::HashMap;
 struct Entry {
     cell: LocCell,
     /// The size of the access that made it (1, 2, 4 or 8 bytes; 16 for a
-    /// 16-byte atomic, whose values are coded, see [`crate::wide`]).
+    /// 16-byte atomic, whose values are coded, see [`crate::memory::wide`]).
     size: u8,
     /// What memory held at this address when the runtime last wrote or
     /// read it in execution `.0`: if memory holds something else when the
@@ -97,7 +101,7 @@ pub static LOOPS_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::Atomic
 
 /// The current thread starts or joins a thread.
 pub fn note_thread_op() {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     with_thread(t, |s| s.loops.turn_made_threads = true);
 }
 
@@ -247,7 +251,7 @@ fn set_internal(t: usize, on: bool) -> bool {
 /// point, before anything could switch threads); `None` for a wait the
 /// runtime makes in a loop of its own (a futex wait), always a hint.
 pub fn program_spin_hint(site: Site, kept: Option<u64>) {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     let counting = match (site, kept) {
         (Site::Pc(pc), Some(state)) => with_thread(t, |s| {
             s.last_yield
@@ -269,7 +273,7 @@ pub fn program_spin_hint(site: Site, kept: Option<u64>) {
 /// that ends here found nothing (whatever its loop keeps: an explicit
 /// marker is never a counting loop's yield).
 pub fn program_failed_turn(site: Site) {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     flush_pending();
     c11check_runtime::failed_turn_hint(site);
     with_thread(t, |s| s.just_spun = true);
@@ -277,7 +281,7 @@ pub fn program_failed_turn(site: Site) {
 
 /// Runs `f`, whose operations belong to one library call at one site.
 pub fn internal<R>(f: impl FnOnce() -> R) -> R {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     let was = set_internal(t, true);
     let r = f();
     set_internal(t, was);
@@ -289,7 +293,7 @@ pub fn internal<R>(f: impl FnOnce() -> R) -> R {
 pub fn begin(site: Site) {
     // Read before anything that may switch threads (the flush below).
     let state = crate::caller_state();
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     // The loop turn this operation starts, if any, and whether the thread
     // just gave a hint of its own.
     let turn_of = |s: &mut ThreadState| {
@@ -376,7 +380,7 @@ pub fn forget_stack(t: usize) {
 
 /// Whether `addr` is on the running thread's stack.
 fn on_own_stack(addr: usize) -> bool {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     STACKS.with(|s| {
         s.borrow()
             .get(t)
@@ -386,7 +390,7 @@ fn on_own_stack(addr: usize) -> bool {
 
 /// Records `addr` as a location on the current thread's stack, if it is.
 fn note_if_on_stack(addr: usize) {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     STACKS.with(|s| {
         if let Some(e) = s.borrow_mut().get_mut(t) {
             if (e.0..e.1).contains(&addr) {
@@ -413,7 +417,8 @@ fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
                 size: if size == 16 { 16 } else { size.min(8) as u8 },
                 shadow: std::cell::Cell::new((0, 0)),
                 // Leaked once per address: entries live as long as the run.
-                name: crate::symbols::global_name(addr).map(|n| &*Box::leak(n.into_boxed_str())),
+                name: crate::image::symbols::global_name(addr)
+                    .map(|n| &*Box::leak(n.into_boxed_str())),
             })
         });
         &**e as *const Entry
@@ -428,7 +433,7 @@ fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
         // SAFETY: as above.
         if let Some(name) = unsafe { (*e).name } {
             c11check_runtime::name_object(addr, 1, std::borrow::Cow::Borrowed(name));
-        } else if let Some(name) = crate::heap::location_name(addr) {
+        } else if let Some(name) = crate::memory::heap::location_name(addr) {
             c11check_runtime::name_object(addr, 1, std::borrow::Cow::Owned(name));
         }
     }
@@ -439,11 +444,11 @@ fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
 /// (`uninit`: a first use reading bytes nothing wrote has an indeterminate
 /// initial value), after the heap's checks.
 fn read_entry(addr: usize, size: usize, uninit: bool, what: &str, site: Site) -> &'static Entry {
-    crate::heap::check_access(addr, size, what, site);
+    crate::memory::heap::check_access(addr, size, what, site);
     let (e, fresh) = entry_fresh(addr, size);
     // SAFETY: entries are boxed and never removed.
     let e = unsafe { &*e };
-    if fresh && uninit && crate::heap::indeterminate(addr, size) {
+    if fresh && uninit && crate::memory::heap::indeterminate(addr, size) {
         e.cell.set_indeterminate(true);
     }
     e
@@ -493,7 +498,7 @@ unsafe fn read_mem(addr: usize, size: usize) -> Value {
             1 => *(addr as *const u8) as Value,
             2 => (addr as *const u16).read_unaligned() as Value,
             4 => (addr as *const u32).read_unaligned() as Value,
-            16 => crate::wide::encode((addr as *const u128).read_unaligned()),
+            16 => crate::memory::wide::encode((addr as *const u128).read_unaligned()),
             _ => (addr as *const u64).read_unaligned() as Value,
         }
     }
@@ -510,7 +515,7 @@ unsafe fn write_mem(addr: usize, size: usize, v: Value) {
             1 => *(addr as *mut u8) = v as u8,
             2 => (addr as *mut u16).write_unaligned(v as u16),
             4 => (addr as *mut u32).write_unaligned(v as u32),
-            16 => (addr as *mut u128).write_unaligned(crate::wide::decode(v)),
+            16 => (addr as *mut u128).write_unaligned(crate::memory::wide::decode(v)),
             _ => (addr as *mut u64).write_unaligned(v as u64),
         }
     }
@@ -535,7 +540,7 @@ pub fn width(size: usize) -> Width {
 /// `main` or in the runtime, accesses are not events).
 #[inline]
 pub fn modelled() -> bool {
-    crate::start::running() && crate::tls::in_fiber()
+    crate::process::running() && crate::process::tls::in_fiber()
 }
 
 /// The site to show for a call with return address `pc`: itself when the
@@ -543,7 +548,7 @@ pub fn modelled() -> bool {
 /// `std::thread` calling `pthread_create`), the innermost frame of the
 /// executable on the stack, where the program called into the library.
 pub fn site(pc: usize) -> Site {
-    if crate::heap::from_program(pc) {
+    if crate::image::regions::from_program(pc) {
         return Site::Pc(pc);
     }
     unsafe extern "C" {
@@ -556,7 +561,7 @@ pub fn site(pc: usize) -> Site {
     extern "C" fn visit(ctx: *mut std::ffi::c_void, out: *mut std::ffi::c_void) -> i32 {
         // SAFETY: the unwinder passes a valid context.
         let ip = unsafe { _Unwind_GetIP(ctx) };
-        if crate::heap::from_program(ip) {
+        if crate::image::regions::from_program(ip) {
             // SAFETY: `out` is the `usize` below.
             unsafe { *(out as *mut usize) = ip };
             return 5; // _URC_END_OF_STACK: stop here.
@@ -574,13 +579,13 @@ pub fn site(pc: usize) -> Site {
 /// runtime's own use of a pthread function.
 #[inline]
 pub fn program_call(pc: usize) -> bool {
-    modelled() && !crate::heap::from_system(pc)
+    modelled() && !crate::image::regions::from_system(pc)
 }
 
 /// Turns the current thread's announced plain write, if any, into an event
 /// now that memory holds its value. Every operation starts with this.
 pub fn flush_pending() {
-    let t = crate::tls::current_thread() as usize;
+    let t = crate::process::tls::current_thread() as usize;
     let pending = with_thread(t, |s| s.pending.take());
     // The store is shown where the program wrote it.
     if let Some((addr, size, at)) = pending {
@@ -638,8 +643,8 @@ pub fn reset() {
 /// The program is about to write `size` bytes at `addr` without atomics.
 pub fn plain_write(addr: usize, size: usize, site: Site) {
     begin(site);
-    crate::heap::check_access(addr, size, "writes", site);
-    let t = crate::tls::current_thread() as usize;
+    crate::memory::heap::check_access(addr, size, "writes", site);
+    let t = crate::process::tls::current_thread() as usize;
     with_thread(t, |s| s.pending = Some((addr, size, site)));
 }
 

@@ -4,11 +4,13 @@
 //! stay glibc's (they only write the object, which is laid out as its
 //! pthread counterpart and whose kind the lock functions read).
 
-use crate::memory::{self, modelled};
-use crate::pthread::{
+use crate::library::pthread::{
     end_thread, join_thread, lock_mutex, spawn_thread, thread_handle, unlock_mutex,
 };
-use crate::sync::{cond_broadcast, cond_signal, cond_wait, once, sleep_now, Acquire, WaitKind};
+use crate::library::sync::{
+    cond_broadcast, cond_signal, cond_wait, once, sleep_now, Acquire, WaitKind,
+};
+use crate::memory::{self, modelled};
 
 use std::ffi::{c_int, c_void};
 
@@ -78,7 +80,7 @@ pub extern "C" fn thrd_current() -> u64 {
         // SAFETY: no arguments.
         return unsafe { f() };
     }
-    thread_handle(crate::tls::current_thread())
+    thread_handle(crate::process::tls::current_thread())
 }
 
 /// A detached thread runs on; nothing to do.
@@ -216,13 +218,13 @@ type Dtor = Option<unsafe extern "C" fn(*mut c_void)>;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tss_create(key: *mut libc::pthread_key_t, d: Dtor) -> c_int {
     // SAFETY: passed on.
-    result(unsafe { crate::keys::pthread_key_create(key, d) })
+    result(unsafe { crate::library::keys::pthread_key_create(key, d) })
 }
 
 /// The calling thread's value for `key`.
 #[unsafe(no_mangle)]
 pub extern "C" fn tss_get(key: libc::pthread_key_t) -> *mut c_void {
-    crate::keys::pthread_getspecific(key)
+    crate::library::keys::pthread_getspecific(key)
 }
 
 /// Sets the calling thread's value for `key`.
@@ -232,11 +234,11 @@ pub extern "C" fn tss_get(key: libc::pthread_key_t) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tss_set(key: libc::pthread_key_t, v: *mut c_void) -> c_int {
     // SAFETY: passed on, as the program called it.
-    result(unsafe { crate::keys::pthread_setspecific(key, v) })
+    result(unsafe { crate::library::keys::pthread_setspecific(key, v) })
 }
 
 /// Deletes `key`.
 #[unsafe(no_mangle)]
 pub extern "C" fn tss_delete(key: libc::pthread_key_t) {
-    crate::keys::pthread_key_delete(key);
+    crate::library::keys::pthread_key_delete(key);
 }

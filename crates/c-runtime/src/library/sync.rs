@@ -22,8 +22,8 @@
 //! static initializers are all zeros), so an object is ready at its
 //! first use in each execution.
 
+use crate::library::pthread::{lock_addr, lock_mutex, may_unlock, unlock_mutex};
 use crate::memory;
-use crate::pthread::{lock_addr, lock_mutex, may_unlock, unlock_mutex};
 use c11check_model::{Action, MemOrder, RmwOp, Value};
 use c11check_runtime::condvar::{self, WaitEnd, Woken};
 use c11check_runtime::{access, Site};
@@ -190,7 +190,7 @@ thread_local! {
 /// The calling thread's holds of `l`: (reads, writing).
 fn rw_holds(l: usize) -> (u32, bool) {
     let g = c11check_runtime::generation();
-    let me = crate::tls::current_thread();
+    let me = crate::process::tls::current_thread();
     RW_HOLDS.with(|h| {
         h.borrow()
             .get(&(l, me))
@@ -201,7 +201,7 @@ fn rw_holds(l: usize) -> (u32, bool) {
 
 fn set_rw_holds(l: usize, reads: u32, writing: bool) {
     let g = c11check_runtime::generation();
-    let me = crate::tls::current_thread();
+    let me = crate::process::tls::current_thread();
     RW_HOLDS.with(|h| h.borrow_mut().insert((l, me), (g, reads, writing)));
 }
 
