@@ -33,15 +33,40 @@ pub enum AxModel {
 }
 
 impl AxModel {
+    /// The definition of a model by its name or any alias `--model` takes
+    /// (the explorer's names, and `c11`, which only this checker has).
     pub fn from_name(s: &str) -> Option<AxModel> {
-        match s {
-            "cpp20" => Some(AxModel::Cpp20),
-            "rc11" => Some(AxModel::Rc11),
-            "c11" => Some(AxModel::C11),
-            "sc" => Some(AxModel::Sc),
-            "mca" => Some(AxModel::Mca),
-            "tso" => Some(AxModel::Tso),
-            _ => None,
+        if s.eq_ignore_ascii_case("c11") {
+            return Some(AxModel::C11);
+        }
+        c11check_model::Model::from_name(s).map(AxModel::from)
+    }
+
+    /// The model's name (the explorer's, or `c11`).
+    pub fn name(self) -> &'static str {
+        use c11check_model::Model;
+        match self {
+            AxModel::Cpp20 => Model::Cpp20.name(),
+            AxModel::Rc11 => Model::Rc11.name(),
+            AxModel::C11 => "c11",
+            AxModel::Sc => Model::Sc.name(),
+            AxModel::Mca => Model::Mca.name(),
+            AxModel::Tso => Model::Tso.name(),
+        }
+    }
+}
+
+/// The brute-force definition of each model the explorer checks, to
+/// compare the two on the same model.
+impl From<c11check_model::Model> for AxModel {
+    fn from(m: c11check_model::Model) -> AxModel {
+        use c11check_model::Model;
+        match m {
+            Model::Cpp20 => AxModel::Cpp20,
+            Model::Rc11 => AxModel::Rc11,
+            Model::Sc => AxModel::Sc,
+            Model::Mca => AxModel::Mca,
+            Model::Tso => AxModel::Tso,
         }
     }
 }

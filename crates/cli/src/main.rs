@@ -178,10 +178,22 @@ struct Row {
 }
 
 fn litmus(args: LitmusArgs) -> ExitCode {
-    let brute_model = match args.model.as_str() {
-        "c11" => AxModel::from_name(&args.model),
-        m if args.brute_force => AxModel::from_name(m),
-        _ => None,
+    let unknown = || {
+        eprintln!(
+            "error: unknown model '{}' (expected {}, or c11 for the brute-force engine)",
+            args.model,
+            Model::NAMES
+        );
+        ExitCode::from(2)
+    };
+    // `c11` exists only as a brute-force definition.
+    let brute_model = if args.brute_force || args.model.eq_ignore_ascii_case("c11") {
+        match AxModel::from_name(&args.model) {
+            Some(m) => Some(m),
+            None => return unknown(),
+        }
+    } else {
+        None
     };
     let brute = brute_model.is_some();
     let model = if brute {
@@ -189,11 +201,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
     } else if let Some(m) = Model::from_name(&args.model) {
         m
     } else {
-        eprintln!(
-            "error: unknown model '{}' (expected cpp20, rc11, sc, mca, tso or c11)",
-            args.model
-        );
-        return ExitCode::from(2);
+        return unknown();
     };
     let opts = RunOptions {
         model,
@@ -330,7 +338,6 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             match run_test_brute(
                 &test,
                 brute_model.expect("a brute-force model"),
-                &args.model,
                 args.loop_bound,
             ) {
                 Ok(r) => r,

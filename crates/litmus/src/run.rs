@@ -62,8 +62,11 @@ impl Default for RunOptions {
 #[derive(Clone, Debug)]
 pub struct TestReport {
     pub name: String,
-    /// The model's name (`cpp20`, `rc11`, `sc`, or `c11` for the brute-force engine).
+    /// The model's name (`cpp20`, `rc11`, `sc`, `mca`, `tso`, or `c11`,
+    /// which only the brute-force engine has).
     pub model: String,
+    /// Which engine found the states.
+    pub engine: Engine,
     /// The keys of a state, sorted as herd prints them.
     pub keys: Vec<Key>,
     /// Each reachable final state (values in `keys` order) and how many executions reach it.
@@ -183,6 +186,7 @@ impl TestReport {
         serde_json::json!({
             "name": self.name,
             "model": self.model,
+            "engine": self.engine.name(),
             "states": states,
             "state_counts": self.states.values().collect::<Vec<_>>(),
             "quantifier": quantifier,
@@ -201,6 +205,24 @@ impl TestReport {
             "pruned_by_preemption_bound": self.stats.bound_pruned,
             "time_ms": self.stats.elapsed.as_secs_f64() * 1e3,
         })
+    }
+}
+
+/// The engine a report comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The explorers (exhaustive, random or live).
+    Explorer,
+    /// The brute-force axiomatic checker (`--brute-force`, `c11`).
+    BruteForce,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Explorer => "explorer",
+            Engine::BruteForce => "brute force",
+        }
     }
 }
 
@@ -383,6 +405,7 @@ fn live_report(
     TestReport {
         name: test.name.clone(),
         model: opts.model.name().to_string(),
+        engine: Engine::Explorer,
         keys,
         states: o.states,
         ok,
@@ -424,6 +447,7 @@ fn report(
     TestReport {
         name: test.name.clone(),
         model: opts.model.name().to_string(),
+        engine: Engine::Explorer,
         keys,
         states,
         ok,
@@ -615,7 +639,6 @@ impl<F: FnMut(&Execution<'_>) -> bool> Visitor for Restartable<'_, F> {
 pub fn run_test_brute(
     test: &LitmusTest,
     model: c11check_axiomatic::AxModel,
-    model_name: &str,
     loop_bound: u32,
 ) -> Result<TestReport, String> {
     let start = std::time::Instant::now();
@@ -665,7 +688,8 @@ pub fn run_test_brute(
     };
     Ok(TestReport {
         name: test.name.clone(),
-        model: model_name.to_string(),
+        model: model.name().to_string(),
+        engine: Engine::BruteForce,
         keys,
         states,
         ok,

@@ -62,7 +62,7 @@ fn conformance(model: &str) {
             continue;
         }
         let report = if model == "c11" {
-            match run_test_brute(&test, AxModel::C11, "c11", 3) {
+            match run_test_brute(&test, AxModel::C11, 3) {
                 Ok(r) => r,
                 Err(e) => {
                     failures.push(e);

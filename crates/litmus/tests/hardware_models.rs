@@ -27,12 +27,8 @@ fn explored_states(test: &c11check_litmus::LitmusTest, model: Model) -> BTreeSet
         .collect()
 }
 
-fn states(
-    test: &c11check_litmus::LitmusTest,
-    ax: AxModel,
-    name: &str,
-) -> Option<BTreeSet<Vec<i64>>> {
-    let r = run_test_brute(test, ax, name, 3).ok()?;
+fn states(test: &c11check_litmus::LitmusTest, ax: AxModel) -> Option<BTreeSet<Vec<i64>>> {
+    let r = run_test_brute(test, ax, 3).ok()?;
     Some(r.states.keys().map(|v| v.to_vec()).collect())
 }
 
@@ -58,13 +54,11 @@ fn tso_within_mca_within_cpp20_on_every_suite_test() {
         if test.threads.iter().any(|t| has_loop(&t.body)) {
             continue;
         }
-        let Some(cpp20) = states(&test, AxModel::Cpp20, "cpp20") else {
+        let Some(cpp20) = states(&test, AxModel::Cpp20) else {
             continue;
         };
-        let (Some(mca), Some(tso)) = (
-            states(&test, AxModel::Mca, "mca"),
-            states(&test, AxModel::Tso, "tso"),
-        ) else {
+        let (Some(mca), Some(tso)) = (states(&test, AxModel::Mca), states(&test, AxModel::Tso))
+        else {
             failures.push(format!(
                 "{}: mca or tso gave up where cpp20 did not",
                 f.display()
@@ -126,7 +120,7 @@ fn hardware_tests_have_their_expected_outcomes() {
             (AxModel::Mca, "mca"),
             (AxModel::Tso, "tso"),
         ] {
-            let report = run_test_brute(&test, ax, name, 3).unwrap();
+            let report = run_test_brute(&test, ax, 3).unwrap();
             let m = own_expectation(&src, name).mismatches(&report);
             checked += 1;
             if !m.is_empty() {
@@ -170,13 +164,10 @@ fn random_runs_stay_within_the_hardware_models() {
         let hardware_test = f
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("MCA+"));
-        let runs = [
-            (Model::Tso, AxModel::Tso, true),
-            (Model::Mca, AxModel::Mca, true),
-            (Model::Mca, AxModel::Mca, false),
-        ];
-        for (model, ax, live) in runs {
-            let Some(brute) = states(&test, ax, model.name()) else {
+        let runs = [(Model::Tso, true), (Model::Mca, true), (Model::Mca, false)];
+        for (model, live) in runs {
+            let ax = AxModel::from(model);
+            let Some(brute) = states(&test, ax) else {
                 continue;
             };
             let iterations = match (hardware_test, live) {

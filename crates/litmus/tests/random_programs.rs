@@ -358,9 +358,11 @@ proptest! {
         let (lock_ops, sem_ops) = sync_ops(&threads);
         prop_assume!(lock_ops <= 3 && sem_ops <= 4);
         let src = render(&threads);
-        check(&src, Model::Cpp20, AxModel::Cpp20)?;
-        check(&src, Model::Rc11, AxModel::Rc11)?;
-        check(&src, Model::Sc, AxModel::Sc)?;
+        // Every model, each against its own brute-force definition (a new
+        // model is checked here without an edit).
+        for model in Model::ALL {
+            check(&src, model, AxModel::from(model))?;
+        }
     }
 }
 

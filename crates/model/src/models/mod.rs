@@ -147,6 +147,11 @@ impl Model {
         self.rules().name
     }
 
+    /// The other names [`Model::from_name`] takes.
+    pub fn aliases(self) -> &'static [&'static str] {
+        self.rules().aliases
+    }
+
     /// Every atomic access behaves as seq_cst.
     #[inline]
     pub fn all_seq_cst(self) -> bool {
