@@ -701,6 +701,43 @@ fn fewest_preemptions(g: &c11check_model::ExecutionGraph, sc: bool) -> Option<u3
     .go(start)
 }
 
+/// The executions explored within bound `k` (`keys`, in the order
+/// visited) are each visited once and are those whose fewest preemptions
+/// (`fewest`, every execution of the unbounded run) are at most `k`.
+fn within_bound_equals_definition(
+    keys: &[ExecKey],
+    fewest: &[(ExecKey, Option<u32>)],
+    k: u32,
+    model: Model,
+    program: &str,
+) -> Result<(), TestCaseError> {
+    let set: BTreeSet<_> = keys.iter().cloned().collect();
+    prop_assert_eq!(
+        set.len(),
+        keys.len(),
+        "duplicates within bound {}\n{}",
+        k,
+        program
+    );
+    let expected: BTreeSet<_> = fewest
+        .iter()
+        .filter(|(_, f)| f.is_some_and(|p| p <= k))
+        .map(|(key, _)| key.clone())
+        .collect();
+    prop_assert!(
+        set == expected,
+        "{:?} bound {}: explorer {} vs definition {} executions (missing {}, extra {})\n{}",
+        model,
+        k,
+        set.len(),
+        expected.len(),
+        expected.difference(&set).count(),
+        set.difference(&expected).count(),
+        program
+    );
+    Ok(())
+}
+
 /// With a preemption bound `k`, the explorer visits, each once, exactly the
 /// executions of the unbounded exploration whose fewest preemptions (by the
 /// definition, searched without shortcuts) are at most `k`, and the
@@ -735,30 +772,8 @@ fn check_bounded(src: &str, model: Model) -> Result<(), TestCaseError> {
         run_test_with(&test, &opts, &mut |ex, _| {
             keys.push(graph_key(ex.graph, ex.finals))
         });
-        let set: BTreeSet<_> = keys.iter().cloned().collect();
-        prop_assert_eq!(
-            set.len(),
-            keys.len(),
-            "duplicates within bound {}\n{}",
-            k,
-            src
-        );
-        let expected: BTreeSet<_> = all
-            .iter()
-            .filter(|(_, fewest, _)| fewest.is_some_and(|p| p <= k))
-            .map(|(key, _, _)| key.clone())
-            .collect();
-        prop_assert!(
-            set == expected,
-            "{:?} bound {}: explorer {} vs definition {} executions (missing {}, extra {})\n{}",
-            model,
-            k,
-            set.len(),
-            expected.len(),
-            expected.difference(&set).count(),
-            set.difference(&expected).count(),
-            src
-        );
+        let fewest: Vec<_> = all.iter().map(|(key, f, _)| (key.clone(), *f)).collect();
+        within_bound_equals_definition(&keys, &fewest, k, model, src)?;
     }
     Ok(())
 }
@@ -989,30 +1004,7 @@ fn check_bounded_spawning(p: &Spawning, model: Model, bounds: u32) -> Result<(),
     }
     for k in 0..bounds {
         let keys: Vec<ExecKey> = explore(Some(k)).into_iter().map(|(key, _)| key).collect();
-        let set: BTreeSet<_> = keys.iter().cloned().collect();
-        prop_assert_eq!(
-            set.len(),
-            keys.len(),
-            "duplicates within bound {}\n{:?}",
-            k,
-            p
-        );
-        let expected: BTreeSet<_> = all
-            .iter()
-            .filter(|(_, fewest)| fewest.is_some_and(|f| f <= k))
-            .map(|(key, _)| key.clone())
-            .collect();
-        prop_assert!(
-            set == expected,
-            "{:?} bound {}: explorer {} vs definition {} executions (missing {}, extra {})\n{:?}",
-            model,
-            k,
-            set.len(),
-            expected.len(),
-            expected.difference(&set).count(),
-            set.difference(&expected).count(),
-            p
-        );
+        within_bound_equals_definition(&keys, &all, k, model, &format!("{p:?}"))?;
     }
     Ok(())
 }
