@@ -30,6 +30,11 @@ pub enum AxModel {
     /// x86-TSO: also `ppo ∪ rfe ∪ mo ∪ rb` acyclic with x86's ppo (see
     /// `tso_keeps`).
     Tso,
+    /// A model this checker has no definition of its own for (one made
+    /// with `Model::custom`, say): C++20's axioms adjusted by the model's
+    /// rules (RC11's release sequences, one total order, the program order
+    /// its hardware keeps), checked here by enumeration as for the others.
+    Custom(c11check_model::Model),
 }
 
 impl AxModel {
@@ -52,22 +57,54 @@ impl AxModel {
             AxModel::Sc => Model::Sc.name(),
             AxModel::Mca => Model::Mca.name(),
             AxModel::Tso => Model::Tso.name(),
+            AxModel::Custom(m) => m.name(),
+        }
+    }
+
+    /// Release sequences also start at the thread's last release write.
+    fn rc11_release_sequences(self) -> bool {
+        match self {
+            AxModel::Rc11 => true,
+            AxModel::Custom(m) => m.rc11_release_sequences(),
+            _ => false,
+        }
+    }
+
+    /// One total order over every access (`po ∪ rf ∪ mo ∪ rb` acyclic).
+    fn total_order(self) -> bool {
+        match self {
+            AxModel::Sc => true,
+            AxModel::Custom(m) => m.total_order(),
+            _ => false,
+        }
+    }
+
+    /// A hardware model: `ppo ∪ rfe ∪ mo ∪ rb` acyclic too.
+    fn hardware(self) -> bool {
+        match self {
+            AxModel::Mca | AxModel::Tso => true,
+            AxModel::Custom(m) => m.is_hardware(),
+            _ => false,
         }
     }
 }
 
 /// The brute-force definition of each model the explorer checks, to
-/// compare the two on the same model.
+/// compare the two on the same model: this checker's own for the listed
+/// models, the model's rules for any other.
 impl From<c11check_model::Model> for AxModel {
     fn from(m: c11check_model::Model) -> AxModel {
         use c11check_model::Model;
-        match m {
-            Model::Cpp20 => AxModel::Cpp20,
-            Model::Rc11 => AxModel::Rc11,
-            Model::Sc => AxModel::Sc,
-            Model::Mca => AxModel::Mca,
-            Model::Tso => AxModel::Tso,
-        }
+        [
+            (Model::Cpp20, AxModel::Cpp20),
+            (Model::Rc11, AxModel::Rc11),
+            (Model::Sc, AxModel::Sc),
+            (Model::Mca, AxModel::Mca),
+            (Model::Tso, AxModel::Tso),
+        ]
+        .into_iter()
+        .find(|(known, _)| *known == m)
+        .map_or(AxModel::Custom(m), |(_, ax)| ax)
     }
 }
 
@@ -261,6 +298,39 @@ fn tso_keeps(a: &Ev, pa: Part, b: &Ev, pb: Part, barrier: bool) -> bool {
     !(buffered && passes) || barrier
 }
 
+/// The pairs of access halves (event, is the write half) in program order
+/// that `model`'s hardware keeps, as the model's own `preserved_order`
+/// says, per thread.
+fn model_keeps(
+    evs: &[Ev],
+    model: c11check_model::Model,
+) -> std::collections::HashSet<(usize, bool, usize, bool)> {
+    let mut kept = std::collections::HashSet::new();
+    let Some(ppo) = model.preserved_order() else {
+        return kept;
+    };
+    let threads: BTreeSet<u32> = evs.iter().filter_map(|e| e.thread).collect();
+    for t in threads {
+        let mut mine: Vec<usize> = (0..evs.len())
+            .filter(|&i| evs[i].thread == Some(t))
+            .collect();
+        mine.sort_by_key(|&i| evs[i].index);
+        let events: Vec<c11check_model::Event> = mine
+            .iter()
+            .map(|&i| {
+                let mut e = c11check_model::Event::new(evs[i].action, 0);
+                e.read_val = evs[i].rval;
+                e.spurious_fail = evs[i].spurious;
+                e
+            })
+            .collect();
+        ppo(&events, &mut |a, b| {
+            kept.insert((mine[a.index], a.write, mine[b.index], b.write));
+        });
+    }
+    kept
+}
+
 /// Whether the hardware models' global order, `ppo ∪ rfe ∪ mo ∪ rb` plus
 /// thread start and join, is acyclic, over the halves of the accesses.
 fn hardware_acyclic(
@@ -282,6 +352,10 @@ fn hardware_acyclic(
     };
     let node = |i: usize, p: Part| 2 * i + (p == Part::Write) as usize;
     let parts = [Part::Read, Part::Write];
+    let custom_kept = match model {
+        AxModel::Custom(m) => model_keeps(evs, m),
+        _ => Default::default(),
+    };
     let mut g = Rel::empty(2 * n);
     for a in 0..n {
         if has(a, Part::Read) && has(a, Part::Write) {
@@ -310,7 +384,10 @@ fn hardware_acyclic(
                     for pb in parts.into_iter().filter(|&p| has(b, p)) {
                         let kept = match model {
                             AxModel::Mca => mca_keeps(ea, pa, eb, pb, &fences),
-                            _ => tso_keeps(ea, pa, eb, pb, barrier),
+                            AxModel::Tso => tso_keeps(ea, pa, eb, pb, barrier),
+                            _ => {
+                                custom_kept.contains(&(a, pa == Part::Write, b, pb == Part::Write))
+                            }
                         };
                         if kept {
                             g.set(node(a, pa), node(b, pb));
@@ -347,7 +424,7 @@ pub fn check(c: &Candidate, model: AxModel) -> Verdict {
 fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
     let evs = &c.evs;
     let n = evs.len();
-    let sc_model = model == AxModel::Sc;
+    let sc_model = model.total_order();
     let mode = |i: usize| -> MemOrder {
         let m = evs[i].mode;
         if sc_model && m != MemOrder::NonAtomic && (evs[i].loc.is_some() || evs[i].is_fence()) {
@@ -402,11 +479,16 @@ fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
     let conflict = Rel::from_fn(n, |a, b| (is_w(a) || is_w(b)) && same_loc.get(a, b));
 
     let (consistent, hb) = match model {
-        AxModel::Cpp20 | AxModel::Rc11 | AxModel::Sc | AxModel::Mca | AxModel::Tso => {
+        AxModel::Cpp20
+        | AxModel::Rc11
+        | AxModel::Sc
+        | AxModel::Mca
+        | AxModel::Tso
+        | AxModel::Custom(_) => {
             let rb = rf.inverse().seq(&mo).minus(&id);
             let eco = rf.union(&mo).union(&rb).plus();
             let rmw_id = Rel::id_on(n, is_rmw);
-            let rs = if model == AxModel::Rc11 {
+            let rs = if model.rc11_release_sequences() {
                 // [W]; (sb & loc)?; [W & atomic]; (rf; rmw)*
                 w_.seq(&sb.inter(&same_loc).opt())
                     .seq(&Rel::id_on(n, |i| is_w(i) && atomic(i)))
@@ -434,7 +516,7 @@ fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
             let coh_rmw = rmw_id.seq(&eco).irreflexive();
             let atomicity = rmw_id.inter(&rb.seq(&mo)).is_empty();
             let no_thin_air = sb.union(&rf).acyclic();
-            let sc_ok = if model == AxModel::Sc {
+            let sc_ok = if model.total_order() {
                 sb.union(&rf).union(&mo).union(&rb).acyclic()
             } else {
                 let sc = |i: usize| {
@@ -458,14 +540,11 @@ fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
                 let pscf = fsc.seq(&hb.union(&hb.seq(&eco).seq(&hb))).seq(&fsc);
                 pscb.union(&pscf).acyclic()
             };
-            let hardware_ok = match model {
-                AxModel::Mca | AxModel::Tso => {
-                    // Starting and joining a thread order everything
-                    // before (after) them with everything the thread does.
-                    let start_join = po.opt().seq(&spawn_join).seq(&po.opt());
-                    hardware_acyclic(evs, model, &rf, &mo, &rb, &start_join)
-                }
-                _ => true,
+            let hardware_ok = !model.hardware() || {
+                // Starting and joining a thread order everything before
+                // (after) them with everything the thread does.
+                let start_join = po.opt().seq(&spawn_join).seq(&po.opt());
+                hardware_acyclic(evs, model, &rf, &mo, &rb, &start_join)
             };
             (
                 coherence && coh_rmw && atomicity && no_thin_air && sc_ok && hardware_ok,

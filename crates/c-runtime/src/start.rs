@@ -79,7 +79,7 @@ fn config() -> RunConfig {
         Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
             usage_error(&format!(
                 "unknown C11CHECK_MODEL={name:?} ({})",
-                Model::NAMES
+                Model::names()
             ))
         }),
         Err(_) => Model::Cpp20,

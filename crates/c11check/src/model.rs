@@ -147,7 +147,7 @@ impl Builder {
             Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
                 panic!(
                     "c11check: unknown C11CHECK_MODEL={name:?} ({})",
-                    Model::NAMES
+                    Model::names()
                 )
             }),
             Err(_) => Model::Cpp20,

@@ -182,7 +182,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         eprintln!(
             "error: unknown model '{}' (expected {}, or c11 for the brute-force engine)",
             args.model,
-            Model::NAMES
+            Model::names()
         );
         ExitCode::from(2)
     };
@@ -251,7 +251,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         let Some(other) = Model::from_name(other) else {
             eprintln!(
                 "error: unknown model '{other}' to compare with (expected {})",
-                Model::NAMES
+                Model::names()
             );
             return ExitCode::from(2);
         };

@@ -462,7 +462,7 @@ pub fn run_program(a: RunArgs) -> ExitCode {
         if c11check_model::Model::from_name(m).is_none() {
             eprintln!(
                 "c11check: unknown model '{m}' (expected {})",
-                c11check_model::Model::NAMES
+                c11check_model::Model::names()
             );
             return ExitCode::from(2);
         }

@@ -70,7 +70,7 @@ fn json_output_uses_herd_key_spellings() {
 /// without an edit.
 #[test]
 fn every_model_name_runs_on_the_engine_asked_for() {
-    for model in c11check_model::Model::ALL {
+    for &model in c11check_model::Model::ALL {
         for name in std::iter::once(model.name()).chain(model.aliases().iter().copied()) {
             for (flag, engine) in [(None, "explorer"), (Some("--brute-force"), "brute force")] {
                 let mut args = vec!["litmus", "litmus/SB+rlx.litmus", "--json", "--model", name];

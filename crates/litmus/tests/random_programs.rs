@@ -360,7 +360,7 @@ proptest! {
         let src = render(&threads);
         // Every model, each against its own brute-force definition (a new
         // model is checked here without an edit).
-        for model in Model::ALL {
+        for &model in Model::ALL {
             check(&src, model, AxModel::from(model))?;
         }
     }

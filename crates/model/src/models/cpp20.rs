@@ -3,7 +3,7 @@
 
 use super::Rules;
 
-pub(crate) const RULES: Rules = Rules {
+pub const RULES: Rules = Rules {
     name: "cpp20",
     aliases: &["c++20", "rc20"],
     all_seq_cst: false,

@@ -36,7 +36,7 @@
 use super::{accesses_keeping_rmw_order, halves, Half, Rules};
 use crate::event::{Event, MemOrder};
 
-pub(crate) const RULES: Rules = Rules {
+pub const RULES: Rules = Rules {
     name: "mca",
     aliases: &["armv8"],
     all_seq_cst: false,

@@ -1,5 +1,12 @@
 //! The memory models, one file each, behind one interface.
 //!
+//! A model is a [`Rules`] value in its own file (what sets it apart from
+//! C++20, and for a hardware model the program order it keeps), made a
+//! [`Model`]; listing it in [`Model::ALL`] offers it by name on the
+//! command line and puts it in every test that compares the explorer with
+//! the brute-force checker. `crates/litmus/tests/custom_model.rs` defines
+//! one (`pso`) in a test file alone and checks it with both checkers.
+//!
 //! Every model is C++20's consistency (coherence, atomicity, no thin air and
 //! the seq_cst axiom over happens-before) adjusted by a few rules, and the
 //! rest of the crate asks [`Model`] for them instead of naming models:
@@ -27,35 +34,70 @@ mod tso;
 use crate::event::Event;
 use std::fmt;
 
-/// A memory model c11check can check executions against.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Model {
+/// A memory model c11check can check executions against: the rules that
+/// set it apart from C++20, defined in the model's own file. The models
+/// c11check offers are listed once, in [`Model::ALL`]; [`Model::custom`]
+/// makes one that is not listed (an experiment, a test's).
+#[derive(Copy, Clone)]
+pub struct Model(&'static Rules);
+
+#[allow(non_upper_case_globals)]
+impl Model {
     /// C++20 (RC11 with release sequences of P0982R1): the default.
-    Cpp20,
+    pub const Cpp20: Model = Model(&cpp20::RULES);
     /// RC11 as in herd's rc11.cat (C++11 release sequences).
-    Rc11,
+    pub const Rc11: Model = Model(&rc11::RULES);
     /// Sequential consistency: every access takes part in one total order.
-    Sc,
+    pub const Sc: Model = Model(&sc::RULES);
     /// C++20 restricted to what a multi-copy-atomic machine (ARMv8) can
     /// show of the program compiled with the standard mapping.
-    Mca,
+    pub const Mca: Model = Model(&mca::RULES);
     /// C++20 restricted to what x86-TSO can show of the program compiled
     /// with the standard mapping: store buffering only.
-    Tso,
+    pub const Tso: Model = Model(&tso::RULES);
+
+    /// Every model, the default first: a new model is its own file and a
+    /// line here. The command line, the brute-force checker and the tests
+    /// that compare the two take every model from this list.
+    pub const ALL: &'static [Model] =
+        &[Model::Cpp20, Model::Rc11, Model::Sc, Model::Mca, Model::Tso];
+
+    /// A model with these rules that is not in [`Model::ALL`].
+    pub const fn custom(rules: &'static Rules) -> Model {
+        Model(rules)
+    }
+}
+
+/// Models are the same when their names are.
+impl PartialEq for Model {
+    fn eq(&self, other: &Model) -> bool {
+        self.0.name == other.0.name
+    }
+}
+impl Eq for Model {}
+impl std::hash::Hash for Model {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.name.hash(h)
+    }
+}
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name)
+    }
 }
 
 /// One half of a memory access: its read or its write (a read-modify-write
 /// has both, and a hardware model may order them apart; a failed
 /// compare-exchange only reads).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Half {
+pub struct Half {
     /// The access's index in its thread.
     pub index: usize,
     pub write: bool,
 }
 
 /// The halves of access `e` at `index` in its thread.
-pub(crate) fn halves(e: &Event, index: usize) -> impl Iterator<Item = Half> {
+pub fn halves(e: &Event, index: usize) -> impl Iterator<Item = Half> {
     let read = e.is_read().then_some(Half {
         index,
         write: false,
@@ -66,7 +108,7 @@ pub(crate) fn halves(e: &Event, index: usize) -> impl Iterator<Item = Half> {
 
 /// The memory accesses of `events`, with their indices, after keeping each
 /// RMW's read before its write (the first of a hardware model's orders).
-pub(crate) fn accesses_keeping_rmw_order<'e>(
+pub fn accesses_keeping_rmw_order<'e>(
     events: &'e [Event],
     keep: &mut dyn FnMut(Half, Half),
 ) -> Vec<(usize, &'e Event)> {
@@ -96,11 +138,12 @@ pub(crate) fn accesses_keeping_rmw_order<'e>(
 /// the machine performs in that order (see `consistency/global_order.rs`). Fences are never
 /// passed: an order through one is given as the pairs of accesses it
 /// separates.
-pub(crate) type PreservedOrder = fn(events: &[Event], keep: &mut dyn FnMut(Half, Half));
+pub type PreservedOrder = fn(events: &[Event], keep: &mut dyn FnMut(Half, Half));
 
 /// What distinguishes one model from C++20: one value per model, in the
 /// model's file.
-pub(crate) struct Rules {
+#[derive(Debug)]
+pub struct Rules {
     pub name: &'static str,
     /// Other names `--model` accepts.
     pub aliases: &'static [&'static str],
@@ -120,26 +163,26 @@ pub(crate) struct Rules {
 }
 
 impl Model {
-    /// The models' names, for messages.
-    pub const NAMES: &'static str = "cpp20, rc11, sc, mca or tso";
-
-    /// Every model, the default first.
-    pub const ALL: [Model; 5] = [Model::Cpp20, Model::Rc11, Model::Sc, Model::Mca, Model::Tso];
-
-    fn rules(self) -> &'static Rules {
-        match self {
-            Model::Cpp20 => &cpp20::RULES,
-            Model::Rc11 => &rc11::RULES,
-            Model::Sc => &sc::RULES,
-            Model::Mca => &mca::RULES,
-            Model::Tso => &tso::RULES,
+    /// The models' names, for messages: `cpp20, rc11, sc, mca or tso`.
+    pub fn names() -> String {
+        let names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
+        match names.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
         }
     }
 
+    fn rules(self) -> &'static Rules {
+        self.0
+    }
+
+    /// The listed model with this name or alias (any case).
     pub fn from_name(s: &str) -> Option<Model> {
         let s = s.to_ascii_lowercase();
         Model::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|m| m.rules().name == s || m.rules().aliases.contains(&s.as_str()))
     }
 
@@ -172,7 +215,7 @@ impl Model {
 
     /// The program order the model's hardware keeps, if it is one.
     #[inline]
-    pub(crate) fn preserved_order(self) -> Option<PreservedOrder> {
+    pub fn preserved_order(self) -> Option<PreservedOrder> {
         self.rules().preserved_order
     }
 

@@ -3,7 +3,7 @@
 
 use super::Rules;
 
-pub(crate) const RULES: Rules = Rules {
+pub const RULES: Rules = Rules {
     name: "rc11",
     aliases: &[],
     all_seq_cst: false,

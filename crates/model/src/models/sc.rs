@@ -3,7 +3,7 @@
 
 use super::Rules;
 
-pub(crate) const RULES: Rules = Rules {
+pub const RULES: Rules = Rules {
     name: "sc",
     aliases: &[],
     all_seq_cst: true,

@@ -12,7 +12,7 @@
 use super::{accesses_keeping_rmw_order, halves, Half, Rules};
 use crate::event::{Action, Event, MemOrder};
 
-pub(crate) const RULES: Rules = Rules {
+pub const RULES: Rules = Rules {
     name: "tso",
     aliases: &["x86", "x86-tso"],
     all_seq_cst: false,
