@@ -51,6 +51,7 @@ const ROOMS: &[(&str, &[&str])] = &[
             "driver",
             "config",
             "condvar",
+            "locks",
             "robust",
             "robust_live",
             "judge",

@@ -24,6 +24,7 @@ mod driver;
 mod fiber;
 mod judge;
 mod live;
+pub mod locks;
 mod report;
 mod robust;
 mod robust_live;

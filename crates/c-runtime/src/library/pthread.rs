@@ -10,6 +10,7 @@
 use crate::library::sync::Acquire;
 use crate::memory::{self, modelled};
 use c11check_model::{Action, BlockReason, MemOrder, RmwOp, Value};
+use c11check_runtime::locks;
 use c11check_runtime::Site;
 use std::any::Any;
 use std::cell::RefCell;
@@ -287,15 +288,10 @@ fn set_holder(m: usize, t: u32, count: u32) {
 /// Takes the lock at `addr` as `how` says: 0, `EBUSY` or `ETIMEDOUT`.
 pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
     let cell = memory::lock_cell(addr);
-    let wait = |cell| {
-        while !c11check_runtime::access(cell, 0, Action::lock_acquire, site).ok {
-            c11check_runtime::wait_lock(cell, site);
-        }
-    };
     match how {
-        Acquire::Wait => wait(cell),
+        Acquire::Wait => locks::lock(cell, site),
         Acquire::Try | Acquire::Timed => {
-            if !c11check_runtime::access(cell, 0, Action::lock_try, site).ok {
+            if !locks::try_lock(cell, site) {
                 if how == Acquire::Try {
                     return libc::EBUSY;
                 }
@@ -304,7 +300,7 @@ pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
                 }
                 // The execution where it times out is explored too.
                 c11check_runtime::set_waiting(Some(c11check_runtime::TIMED_WAIT));
-                wait(cell);
+                locks::lock(cell, site);
                 c11check_runtime::set_waiting(None);
             }
         }
@@ -360,7 +356,7 @@ pub(crate) fn unlock_mutex(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
             _ => return libc::EPERM,
         }
     }
-    c11check_runtime::access(memory::lock_cell(m as usize), 0, Action::lock_release, site);
+    locks::unlock(memory::lock_cell(m as usize), site);
     0
 }
 

@@ -24,7 +24,7 @@
 
 use crate::library::pthread::{lock_addr, lock_mutex, may_unlock, unlock_mutex};
 use crate::memory;
-use c11check_model::{Action, MemOrder, RmwOp, Value};
+use c11check_model::{Action, MemOrder, Value};
 use c11check_runtime::condvar::{self, WaitEnd, Woken};
 use c11check_runtime::{access, Site};
 use std::cell::RefCell;
@@ -36,28 +36,7 @@ pub(crate) use c11check_runtime::condvar::explored_choice;
 /// Takes `n` from the count at `addr` (which starts at `init`), waiting
 /// while it is below `n` when `waits`; whether it took them.
 fn take(addr: usize, init: Value, n: Value, ord: MemOrder, waits: bool, site: Site) -> bool {
-    let cell = memory::lock_cell(addr);
-    loop {
-        let failure = if ord == MemOrder::SeqCst {
-            MemOrder::SeqCst
-        } else {
-            MemOrder::Relaxed
-        };
-        if access(
-            cell,
-            init,
-            |loc| Action::take(loc, n, ord, failure, waits),
-            site,
-        )
-        .ok
-        {
-            return true;
-        }
-        if !waits {
-            return false;
-        }
-        c11check_runtime::wait_lock(cell, site);
-    }
+    c11check_runtime::locks::take(memory::lock_cell(addr), init, n, ord, waits, site)
 }
 
 // ---- condition variables -----------------------------------------------------
@@ -177,7 +156,7 @@ with_pc!(pthread_cond_broadcast(c: *mut libc::pthread_cond_t) -> c_int, "rsi", c
 // ---- read-write locks ----------------------------------------------------------
 
 /// A read-write lock's shares: a writer takes them all, a reader one.
-const PERMITS: Value = 1 << 32;
+use c11check_runtime::locks::PERMITS;
 
 /// Per read-write lock and thread, in which execution: read holds, and
 /// whether it holds the lock for writing.
@@ -282,18 +261,7 @@ fn rw_unlock(l: *mut libc::pthread_rwlock_t, site: Site) -> c_int {
     } else {
         return libc::EPERM;
     };
-    access(
-        memory::lock_cell(l),
-        PERMITS,
-        |loc| Action::Rmw {
-            loc,
-            ord: MemOrder::Release,
-            op: RmwOp::Add,
-            operand: n,
-            width: c11check_model::Width::U64,
-        },
-        site,
-    );
+    c11check_runtime::locks::give(memory::lock_cell(l), PERMITS, n, site);
     0
 }
 

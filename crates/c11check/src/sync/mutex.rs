@@ -2,8 +2,7 @@
 //! location (an acquire compare-exchange and a release store), so they order
 //! the critical sections exactly as a real lock does.
 
-use c11check_model::Action;
-use c11check_runtime::{access, wait_lock, LocCell};
+use c11check_runtime::{locks, LocCell};
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
@@ -79,13 +78,6 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
-    /// One attempt to take the lock: `acquire` is `Action::lock_acquire` when
-    /// a failure waits, `Action::lock_try` when it is the caller's result.
-    #[track_caller]
-    fn try_acquire(&self, acquire: fn(c11check_model::Loc) -> Action) -> bool {
-        access(&self.cell, 0, acquire, c11check_runtime::Site::caller()).ok
-    }
-
     #[track_caller]
     fn guard(&self) -> LockResult<MutexGuard<'_, T>> {
         let g = MutexGuard {
@@ -105,16 +97,14 @@ impl<T: ?Sized> Mutex<T> {
     /// can run: a deadlock), the thread waits, and the execution stops there.
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-        while !self.try_acquire(Action::lock_acquire) {
-            wait_lock(&self.cell, c11check_runtime::Site::caller());
-        }
+        locks::lock(&self.cell, c11check_runtime::Site::caller());
         self.guard()
     }
 
     /// Takes the lock if it is free, else returns `WouldBlock` at once; the model explores both outcomes.
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-        if !self.try_acquire(Action::lock_try) {
+        if !locks::try_lock(&self.cell, c11check_runtime::Site::caller()) {
             return Err(TryLockError::WouldBlock);
         }
         self.guard().map_err(TryLockError::Poisoned)
@@ -140,7 +130,7 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     fn unlock(&self, site: c11check_runtime::Site) {
-        access(&self.cell, 0, Action::lock_release, site);
+        locks::unlock(&self.cell, site);
     }
 }
 

@@ -1,22 +1,13 @@
-//! `RwLock` under the model: a semaphore of `PERMITS` shares in a modelled
-//! atomic. A reader takes one share, a writer all of them ([`Action::take`],
-//! acquire); releasing gives them back with a release `fetch_add`, so
-//! critical sections are ordered as with a real lock (a writer reads the
-//! last release, and through the release sequence of the count synchronizes
-//! with every reader before it). A take waits like a mutex acquisition: the
-//! exhaustive explorer runs it only while enough shares are there, so
-//! waiting costs no execution.
-//!
-//! [`Action::take`]: c11check_model::Action::take
+//! `RwLock` under the model: the runtime's reader-writer lock (a semaphore
+//! of `PERMITS` shares, see `c11check_runtime::locks`) in a modelled
+//! atomic's location, with std's API and poisoning.
 
-use super::atomic::{AtomicI64, Ordering};
-use c11check_runtime::wait_lock;
+use super::atomic::AtomicI64;
+use c11check_model::MemOrder;
+use c11check_runtime::locks::{self, PERMITS};
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
-
-/// The shares: a writer takes them all, a reader one.
-const PERMITS: i64 = 1 << 32;
 
 /// `std::sync::RwLock` under the model, with std's poisoning.
 #[derive(Debug, Default)]
@@ -64,18 +55,19 @@ impl<T> RwLock<T> {
 }
 
 impl<T: ?Sized> RwLock<T> {
-    /// One attempt to take a share; `waits` when a failure is a wait.
+    /// Takes `n` shares: waits for them when `waits`, else one attempt.
     #[track_caller]
-    fn take_share(&self, waits: bool) -> bool {
-        self.state
-            .take(1, Ordering::Acquire, Ordering::Relaxed, waits)
+    fn take(&self, n: i64, waits: bool) -> bool {
+        let site = c11check_runtime::Site::caller();
+        let cell = self.state.loc_cell();
+        locks::take(cell, PERMITS, n, MemOrder::Acquire, waits, site)
     }
 
-    /// One attempt to take every share.
-    #[track_caller]
-    fn take_all(&self, waits: bool) -> bool {
-        self.state
-            .take(PERMITS, Ordering::Acquire, Ordering::Relaxed, waits)
+    /// Gives `n` shares back (a guard's drop: no caller to point at, the
+    /// release shows here).
+    fn give(&self, n: i64) {
+        let site = c11check_runtime::Site::caller();
+        locks::give(self.state.loc_cell(), PERMITS, n, site);
     }
 
     fn poisoned<G>(&self, g: G) -> LockResult<G> {
@@ -89,16 +81,14 @@ impl<T: ?Sized> RwLock<T> {
     /// Shared access; waits while a writer holds it.
     #[track_caller]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        while !self.take_share(true) {
-            wait_lock(self.state.loc_cell(), c11check_runtime::Site::caller());
-        }
+        self.take(1, true);
         self.poisoned(RwLockReadGuard { lock: self })
     }
 
     /// Takes a shared lock if no writer holds it, else returns `WouldBlock` at once.
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        if !self.take_share(false) {
+        if !self.take(1, false) {
             return Err(TryLockError::WouldBlock);
         }
         self.poisoned(RwLockReadGuard { lock: self })
@@ -108,9 +98,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Exclusive access; waits while anyone holds it.
     #[track_caller]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        while !self.take_all(true) {
-            wait_lock(self.state.loc_cell(), c11check_runtime::Site::caller());
-        }
+        self.take(PERMITS, true);
         self.poisoned(RwLockWriteGuard {
             lock: self,
             panicking: std::thread::panicking(),
@@ -120,7 +108,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Takes the lock exclusively if nobody holds it, else returns `WouldBlock` at once.
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        if !self.take_all(false) {
+        if !self.take(PERMITS, false) {
             return Err(TryLockError::WouldBlock);
         }
         self.poisoned(RwLockWriteGuard {
@@ -176,7 +164,7 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
 impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
         if c11check_runtime::in_model() {
-            self.lock.state.fetch_add(1, Ordering::Release);
+            self.lock.give(1);
         }
     }
 }
@@ -187,7 +175,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
             self.lock.poison.set();
         }
         if c11check_runtime::in_model() {
-            self.lock.state.fetch_add(PERMITS, Ordering::Release);
+            self.lock.give(PERMITS);
         }
     }
 }
