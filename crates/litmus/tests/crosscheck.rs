@@ -21,18 +21,6 @@ fn files() -> Vec<PathBuf> {
     v
 }
 
-fn has_loop(t: &c11check_litmus::LitmusTest) -> bool {
-    fn any(stmts: &[c11check_litmus::ast::Stmt]) -> bool {
-        use c11check_litmus::ast::Stmt;
-        stmts.iter().any(|s| match s {
-            Stmt::While(..) => true,
-            Stmt::If(_, a, b) => any(a) || any(b),
-            _ => false,
-        })
-    }
-    t.threads.iter().any(|th| any(&th.body))
-}
-
 fn crosscheck(model: Model, ax: AxModel) {
     let mut failures = Vec::new();
     let mut compared = 0;
@@ -79,7 +67,7 @@ fn crosscheck(model: Model, ax: AxModel) {
             test: &test,
             loop_bound: opts.loop_bound,
         };
-        if has_loop(&test) {
+        if common::has_loop(&test) {
             // Partial executions of bounded loops are too many for the brute-force
             // enumeration; each explored execution was still checked above.
             if !bad.is_empty() {

@@ -79,15 +79,6 @@ fn brute(test: &c11check_litmus::LitmusTest, model: Model) -> Option<BTreeSet<Ve
     Some(r.states.into_keys().collect())
 }
 
-fn has_loop(stmts: &[c11check_litmus::ast::Stmt]) -> bool {
-    use c11check_litmus::ast::Stmt;
-    stmts.iter().any(|s| match s {
-        Stmt::While(..) => true,
-        Stmt::If(_, a, b) => has_loop(a) || has_loop(b),
-        _ => false,
-    })
-}
-
 #[test]
 fn a_model_defined_in_one_file_is_checked_by_both_checkers() {
     assert_eq!(AxModel::from(PSO), AxModel::Custom(PSO));
@@ -95,7 +86,7 @@ fn a_model_defined_in_one_file_is_checked_by_both_checkers() {
     let (mut compared, mut failures) = (0, Vec::new());
     for f in common::litmus_files(&common::workspace_root().join("litmus")) {
         let Ok(test) = load(&f) else { continue };
-        if test.threads.iter().any(|t| has_loop(&t.body)) {
+        if common::has_loop(&test) {
             continue;
         }
         let Some(pso) = brute(&test, PSO) else {

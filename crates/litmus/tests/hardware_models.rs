@@ -32,15 +32,6 @@ fn states(test: &c11check_litmus::LitmusTest, ax: AxModel) -> Option<BTreeSet<Ve
     Some(r.states.keys().map(|v| v.to_vec()).collect())
 }
 
-fn has_loop(stmts: &[c11check_litmus::ast::Stmt]) -> bool {
-    use c11check_litmus::ast::Stmt;
-    stmts.iter().any(|s| match s {
-        Stmt::While(..) => true,
-        Stmt::If(_, a, b) => has_loop(a) || has_loop(b),
-        _ => false,
-    })
-}
-
 #[test]
 fn tso_within_mca_within_cpp20_on_every_suite_test() {
     let mut files = common::litmus_files(&common::conformance_dir().join("dat3m-c11/litmus"));
@@ -51,7 +42,7 @@ fn tso_within_mca_within_cpp20_on_every_suite_test() {
     for f in &files {
         let Ok(test) = load(f) else { continue };
         // Loops multiply the candidates the brute-force engine tries.
-        if test.threads.iter().any(|t| has_loop(&t.body)) {
+        if common::has_loop(&test) {
             continue;
         }
         let Some(cpp20) = states(&test, AxModel::Cpp20) else {
@@ -158,7 +149,7 @@ fn random_runs_stay_within_the_hardware_models() {
     let (mut compared, mut failures) = (0, Vec::new());
     for f in &files {
         let Ok(test) = load(f) else { continue };
-        if test.threads.iter().any(|t| has_loop(&t.body)) {
+        if common::has_loop(&test) {
             continue;
         }
         let hardware_test = f

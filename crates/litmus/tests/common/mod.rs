@@ -66,3 +66,17 @@ pub fn proptest_config(cases: u32, seed: u64) -> proptest::test_runner::Config {
         ..proptest::test_runner::Config::default()
     }
 }
+
+/// Whether a thread of `test` has a loop (loops multiply the candidates the
+/// brute-force engine tries).
+pub fn has_loop(test: &c11check_litmus::LitmusTest) -> bool {
+    use c11check_litmus::ast::Stmt;
+    fn in_stmts(stmts: &[Stmt]) -> bool {
+        stmts.iter().any(|s| match s {
+            Stmt::While(..) => true,
+            Stmt::If(_, a, b) => in_stmts(a) || in_stmts(b),
+            _ => false,
+        })
+    }
+    test.threads.iter().any(|t| in_stmts(&t.body))
+}
