@@ -20,7 +20,7 @@ pub const STATIC_LIBS: &[&str] = &["-pthread", "-ldl", "-lgcc_s", "-lm", "-lrt",
 const STATIC_SCRIPT: &str = include_str!("../../c-runtime/static.ld");
 
 /// The runtime's static library: cargo's `libc11check_rt.a` (the Rust
-/// static library, in `dir`) linked by `ld -r` under [`STATIC_SCRIPT`] into
+/// static library, in `dir`) linked by `ld -r` under `STATIC_SCRIPT` into
 /// one object, keeping only what the runtime's entry points (the shared
 /// library's exported symbols) reach. Made once per build of the runtime,
 /// under the temporary directory.

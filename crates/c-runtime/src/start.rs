@@ -30,7 +30,7 @@ type StartMain = unsafe extern "C" fn(
 static mut USER_MAIN: Option<MainFn> = None;
 
 /// glibc's program start, with the program's `main` replaced by
-/// [`checked_main`].
+/// `checked_main`.
 ///
 /// # Safety
 /// Called once, by the program's `_start`, with glibc's arguments.

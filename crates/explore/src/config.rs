@@ -16,12 +16,12 @@ pub struct Config {
     /// Stop after this much time.
     pub time_budget: Option<Duration>,
     /// Explore one order of reference-count updates per choice of the last
-    /// decrement (see [`exhaustive`]); a front end that knows the order is
+    /// decrement (see [`crate::exhaustive`]); a front end that knows the order is
     /// observable turns this off (the explorer also finds out by itself, and
     /// starts over).
     pub commute_refcounts: bool,
     /// Explore only the executions with a schedule that preempts a thread at
-    /// most this many times (see [`bound`]); the exhaustive explorer only.
+    /// most this many times (see [`crate::bound`]); the exhaustive explorer only.
     pub preemption_bound: Option<u32>,
     /// Explore only this shard's share of the executions (see [`Shard`]).
     pub shard: Option<Shard>,

@@ -42,7 +42,7 @@ pub struct Execution<'a> {
 pub trait Visitor {
     fn visit(&mut self, exec: &Execution<'_>) -> bool;
     /// The exploration starts over (it found the order of reference-count
-    /// updates observable, see [`exhaustive`]): executions visited so far will
+    /// updates observable, see [`crate::exhaustive`]): executions visited so far will
     /// be visited again. Each was a real execution.
     fn restart(&mut self) {}
     /// Called about once a second while the exploration runs, inside long

@@ -17,7 +17,7 @@ use c11check_model::MemOrder;
 /// One strengthening of a test.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Edit {
-    /// Access `access` (in [`accesses`] order) of thread `thread` gets
+    /// Access `access` (in `accesses` order) of thread `thread` gets
     /// order `ord` (a compare-exchange: as its success order, and the
     /// matching failure order).
     Order {

@@ -413,7 +413,7 @@ impl LiveMemory {
         m
     }
 
-    /// Runs ARMv8's view machine (see [`ArmViews`]): reads take only what
+    /// Runs ARMv8's view machine (see `ArmViews`): reads take only what
     /// its views allow. Call it before adding threads and locations.
     pub fn set_arm_views(&mut self) {
         self.arm = Some(ArmViews {
@@ -522,7 +522,7 @@ impl LiveMemory {
         }
     }
 
-    /// Runs the x86-TSO machine (see [`StoreBuffers`]): reads take what it
+    /// Runs the x86-TSO machine (see `StoreBuffers`): reads take what it
     /// says, and seq_cst operations no longer synchronise through one clock
     /// (x86's locked instructions and `mfence` give the order C++20 asks
     /// of them). Call it before adding threads and locations.

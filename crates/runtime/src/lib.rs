@@ -8,7 +8,7 @@
 //! execution graph and decided what it reads.
 //!
 //! The explorer moves between graphs (pending branches, revisits). When it
-//! does, [`FiberDriver::begin`] throws the fibers away and runs the program
+//! does, `FiberDriver::begin` throws the fibers away and runs the program
 //! again from the start, feeding every thread the results recorded in the
 //! graph, in an order that respects program order and reads-from (so plain
 //! memory, which the fibers really read and write, evolves as in the modelled
@@ -755,7 +755,7 @@ pub fn current_thread() -> u32 {
 /// operations and when it ends (to publish values written through `get_mut`).
 static BEFORE_OP: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 
-/// Registers the facade's hook (see [`BEFORE_OP`]); the first one wins.
+/// Registers the facade's hook (see `BEFORE_OP`); the first one wins.
 pub fn set_before_op_hook(f: fn()) {
     let _ = BEFORE_OP.set(f);
 }

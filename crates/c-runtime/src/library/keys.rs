@@ -4,7 +4,7 @@
 //! them itself, per execution, and runs a thread's destructors when it
 //! ends (as glibc does for threads other than `main`).
 //!
-//! Keys made in a modelled thread are numbered from [`FIRST_KEY`]; keys
+//! Keys made in a modelled thread are numbered from `FIRST_KEY`; keys
 //! made before `main` (by libc or a library's constructor) stay libc's.
 
 use crate::memory::modelled;

@@ -543,7 +543,7 @@ const FUTEX_CMD_MASK: c_int = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REA
 static mut SYSCALL_PC: usize = 0;
 
 /// `syscall(n, ...)`: notes the caller's address and goes on to
-/// [`syscall_impl`] with the same arguments (the seventh on the stack).
+/// `syscall_impl` with the same arguments (the seventh on the stack).
 ///
 /// # Safety
 /// Called by the program, as libc's `syscall` (a variadic function whose

@@ -289,7 +289,7 @@ pub fn internal<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Every operation of the program starts here: a pending plain write
-/// becomes an event, and a loop's turn is marked (see [`LoopTracker`]).
+/// becomes an event, and a loop's turn is marked (see `LoopTracker`).
 pub fn begin(site: Site) {
     // Read before anything that may switch threads (the flush below).
     let state = crate::caller_state();
