@@ -266,7 +266,7 @@ fn live_is_the_default_random_engine() {
 /// A long execution where one thread never reads the written location until
 /// the end, with the aggressive pruning window: the reader stays coherent
 /// and the run completes (the window's memory bound is checked in
-/// `model::live`'s tests).
+/// `model::live_memory`'s tests).
 #[test]
 fn pruning_window_through_the_api() {
     Builder::new()

@@ -25,7 +25,7 @@ const ROOMS: &[(&str, &[&str])] = &[
             "graph",
             "consistency",
             "robust",
-            "live",
+            "live_memory",
         ],
     ),
     (
@@ -55,14 +55,14 @@ const ROOMS: &[(&str, &[&str])] = &[
             "robust",
             "robust_live",
             "judge",
-            "live",
+            "live_run",
             "run",
         ],
     ),
     (
         "litmus",
         &[
-            "lexer", "ast", "parser", "herd", "interp", "states", "live", "run", "dynamic",
+            "lexer", "ast", "parser", "herd", "interp", "states", "live_run", "run", "dynamic",
             "robust", "repair", "expect",
         ],
     ),

@@ -32,7 +32,7 @@ struct Next {
 }
 
 fn next(test: &LitmusTest, t: usize, loop_bound: u32, replies: &[Reply]) -> Next {
-    let step = crate::live::next(test, t, loop_bound, replies);
+    let step = crate::live_run::next(test, t, loop_bound, replies);
     let (conditions, in_condition) = last_wait_conditions();
     Next {
         step,

@@ -6,7 +6,7 @@ pub mod expect;
 pub mod herd;
 pub mod interp;
 pub mod lexer;
-pub mod live;
+pub mod live_run;
 pub mod parser;
 pub mod repair;
 pub mod robust;

@@ -247,9 +247,9 @@ fn run_test_random(test: &LitmusTest, opts: &RunOptions, iterations: u64, seed: 
     let keys = state_keys(test);
     let within_budget = |executions: u64| opts.max_executions.is_none_or(|m| executions < m);
     if opts.live && opts.model.has_live_memory() {
-        let mut whole = crate::live::LiveOutcome::default();
+        let mut whole = crate::live_run::LiveOutcome::default();
         let run_chunk = |_: &mut (), range| {
-            let o = crate::live::run_live(test, opts.model, opts.loop_bound, range, seed);
+            let o = crate::live_run::run_live(test, opts.model, opts.loop_bound, range, seed);
             (o, opts.time_budget.is_some_and(|b| start.elapsed() >= b))
         };
         random::deal(
@@ -372,7 +372,7 @@ pub fn run_test_inspecting(
     let live = opts.live && opts.model.has_live_memory();
     if let (true, Some((iterations, seed))) = (live, opts.random) {
         let start = std::time::Instant::now();
-        let o = crate::live::run_live(test, opts.model, opts.loop_bound, 0..iterations, seed);
+        let o = crate::live_run::run_live(test, opts.model, opts.loop_bound, 0..iterations, seed);
         return live_report(test, opts, keys, o, start.elapsed());
     }
     let stats = match opts.random {
@@ -394,7 +394,7 @@ fn live_report(
     test: &LitmusTest,
     opts: &RunOptions,
     keys: Vec<Key>,
-    o: crate::live::LiveOutcome,
+    o: crate::live_run::LiveOutcome,
     elapsed: std::time::Duration,
 ) -> TestReport {
     let ok = match test.condition.quantifier {

@@ -9,7 +9,7 @@ mod common;
 use c11check_litmus::ast::Key;
 use c11check_litmus::parser::parse;
 use c11check_litmus::{run_test, RunOptions};
-use c11check_model::live::LiveMemory;
+use c11check_model::live_memory::LiveMemory;
 use c11check_model::{Loc, MemOrder, RmwOp, Value, Width};
 use proptest::prelude::*;
 use std::collections::BTreeSet;

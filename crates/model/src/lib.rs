@@ -9,7 +9,7 @@ pub mod bits;
 pub mod consistency;
 pub mod event;
 pub mod graph;
-pub mod live;
+pub mod live_memory;
 pub mod models;
 pub mod robust;
 

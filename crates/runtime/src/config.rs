@@ -14,7 +14,7 @@ pub enum Strategy {
     /// `iterations` random executions from `seed`.
     Random { iterations: u64, seed: u64 },
     /// `iterations` random executions from `seed` on the live memory (no
-    /// graph: long executions in bounded memory, see `c11check_model::live`).
+    /// graph: long executions in bounded memory, see `c11check_model::live_memory`).
     Live { iterations: u64, seed: u64 },
 }
 
@@ -35,7 +35,7 @@ pub struct RunConfig {
     /// uniformly at random.
     pub pct_depth: Option<u32>,
     /// Live random mode, uniform scheduling: a load with nothing new to
-    /// read may wait for a store first (see `live.rs`).
+    /// read may wait for a store first (see `live_run.rs`).
     pub park_loads: bool,
     /// Live random mode: the aggressive pruning window (see
     /// `LiveMemory::set_prune_window`).

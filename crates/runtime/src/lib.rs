@@ -23,7 +23,7 @@ mod config;
 mod driver;
 mod fiber;
 mod judge;
-mod live;
+mod live_run;
 pub mod locks;
 mod report;
 mod robust;

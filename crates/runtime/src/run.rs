@@ -32,9 +32,9 @@ pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary
     let live_replay = cfg.replay.as_deref().is_some_and(|r| r.starts_with("l1:"));
     match cfg.strategy {
         Strategy::Live { iterations, seed } => {
-            return crate::live::run_live(main, cfg, iterations, seed)
+            return crate::live_run::run_live(main, cfg, iterations, seed)
         }
-        _ if live_replay => return crate::live::run_live(main, cfg, 1, 0),
+        _ if live_replay => return crate::live_run::run_live(main, cfg, 1, 0),
         _ => {}
     }
     let _watchdog = crate::watchdog::watch();

@@ -9,7 +9,7 @@
 //! all; `--window K` prunes aggressively, keeping each thread's newest K.
 
 use c11check_bench::peak_rss_kib;
-use c11check_model::live::LiveMemory;
+use c11check_model::live_memory::LiveMemory;
 use c11check_model::MemOrder;
 use std::time::Instant;
 

@@ -53,7 +53,7 @@ impl Entry {
 }
 
 /// Maps keyed by address (std's SipHash is several times slower here).
-type AddrMap<V> = HashMap<usize, V, c11check_model::live::IntBuild>;
+type AddrMap<V> = HashMap<usize, V, c11check_model::live_memory::IntBuild>;
 
 thread_local! {
     /// The locations, by address. Entries are boxed: the runtime keeps

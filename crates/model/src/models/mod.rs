@@ -151,7 +151,7 @@ pub struct Rules {
     pub rc11_release_sequences: bool,
     pub total_order: bool,
     pub preserved_order: Option<PreservedOrder>,
-    /// Whether the live memory (`live.rs`) can run the model: C11Tester's
+    /// Whether the live memory (`live_memory.rs`) can run the model: C11Tester's
     /// memory for the C++ models, with x86-TSO's store buffers for `tso`
     /// and ARMv8's view machine for `mca`. A model without would take its
     /// random runs as execution graphs.

@@ -1,5 +1,5 @@
 //! Random executions of a Rust closure on the live memory
-//! (`c11check_model::live`): the fibers run one at a time, each visible
+//! (`c11check_model::live_memory`): the fibers run one at a time, each visible
 //! operation is answered at once, nothing is replayed and no execution graph
 //! is kept, so executions can be millions of operations long in bounded
 //! memory. Each iteration has its own seed; the same seed gives the same
@@ -10,7 +10,7 @@ use crate::report::{Failure, FailureKind, Report};
 use crate::{install_shared, LocCell, Outcome, Request, Shared, Site, ThreadMain};
 use c11check_explore::random::{self, iteration_seed, SplitMix64};
 use c11check_explore::Stats;
-use c11check_model::live::{LiveMemory, ReadFrom};
+use c11check_model::live_memory::{LiveMemory, ReadFrom};
 use c11check_model::{Action, BlockReason};
 use corosensei::CoroutineResult;
 use std::any::Any;
@@ -741,7 +741,7 @@ impl<'a> Execution<'a> {
                 }
                 seq = Some(self.mem.last_seq(tid));
                 read_from = p.read_from;
-                if p.read_from == Some(c11check_model::live::ReadFrom::Init) {
+                if p.read_from == Some(c11check_model::live_memory::ReadFrom::Init) {
                     let s = self.shared.borrow();
                     if !s.indeterminate.is_empty() && s.is_indeterminate(loc) {
                         drop(s);

@@ -1,12 +1,12 @@
 //! Random executions of a litmus test on the live memory
-//! (`c11check_model::live`, C11Tester's operational model): each thread is
+//! (`c11check_model::live_memory`, C11Tester's operational model): each thread is
 //! interpreted step by step and every operation is answered at once.
 
 use crate::ast::*;
 use crate::interp::{run_thread, Reply, ThreadEnd};
 use crate::states::{observed_locs, state_keys, state_of};
 use c11check_explore::random::{iteration_seed, SplitMix64};
-use c11check_model::live::LiveMemory;
+use c11check_model::live_memory::LiveMemory;
 use c11check_model::{Action, BlockReason, Loc, Model, Value};
 use std::collections::BTreeMap;
 
