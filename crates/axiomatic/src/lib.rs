@@ -49,15 +49,22 @@ impl AxModel {
 
     /// The model's name (the explorer's, or `c11`).
     pub fn name(self) -> &'static str {
-        use c11check_model::Model;
         match self {
-            AxModel::Cpp20 => Model::Cpp20.name(),
-            AxModel::Rc11 => Model::Rc11.name(),
             AxModel::C11 => "c11",
-            AxModel::Sc => Model::Sc.name(),
-            AxModel::Mca => Model::Mca.name(),
-            AxModel::Tso => Model::Tso.name(),
             AxModel::Custom(m) => m.name(),
+            known => KNOWN
+                .iter()
+                .find(|(_, ax)| *ax == known)
+                .map_or("", |(m, _)| m.name()),
+        }
+    }
+
+    /// Every atomic access behaves as seq_cst.
+    fn all_seq_cst(self) -> bool {
+        match self {
+            AxModel::Sc => true,
+            AxModel::Custom(m) => m.all_seq_cst(),
+            _ => false,
         }
     }
 
@@ -94,19 +101,21 @@ impl AxModel {
 /// models, the model's rules for any other.
 impl From<c11check_model::Model> for AxModel {
     fn from(m: c11check_model::Model) -> AxModel {
-        use c11check_model::Model;
-        [
-            (Model::Cpp20, AxModel::Cpp20),
-            (Model::Rc11, AxModel::Rc11),
-            (Model::Sc, AxModel::Sc),
-            (Model::Mca, AxModel::Mca),
-            (Model::Tso, AxModel::Tso),
-        ]
-        .into_iter()
-        .find(|(known, _)| *known == m)
-        .map_or(AxModel::Custom(m), |(_, ax)| ax)
+        KNOWN
+            .iter()
+            .find(|(known, _)| *known == m)
+            .map_or(AxModel::Custom(m), |&(_, ax)| ax)
     }
 }
+
+/// The listed models this checker has its own definitions of.
+const KNOWN: [(c11check_model::Model, AxModel); 5] = [
+    (c11check_model::Model::Cpp20, AxModel::Cpp20),
+    (c11check_model::Model::Rc11, AxModel::Rc11),
+    (c11check_model::Model::Sc, AxModel::Sc),
+    (c11check_model::Model::Mca, AxModel::Mca),
+    (c11check_model::Model::Tso, AxModel::Tso),
+];
 
 /// One event of a candidate execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -424,7 +433,7 @@ pub fn check(c: &Candidate, model: AxModel) -> Verdict {
 fn hb_and_consistency(c: &Candidate, model: AxModel) -> (Verdict, Rel) {
     let evs = &c.evs;
     let n = evs.len();
-    let sc_model = model.total_order();
+    let sc_model = model.all_seq_cst();
     let mode = |i: usize| -> MemOrder {
         let m = evs[i].mode;
         if sc_model && m != MemOrder::NonAtomic && (evs[i].loc.is_some() || evs[i].is_fence()) {

@@ -1,10 +1,10 @@
 //! `RwLock` under the model: the runtime's reader-writer lock (a semaphore
-//! of `PERMITS` shares, see `c11check_runtime::locks`) in a modelled
-//! atomic's location, with std's API and poisoning.
+//! of `PERMITS` shares, see `c11check_runtime::locks`), with std's API and
+//! poisoning.
 
-use super::atomic::AtomicI64;
 use c11check_model::MemOrder;
 use c11check_runtime::locks::{self, PERMITS};
+use c11check_runtime::LocCell;
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
@@ -12,7 +12,7 @@ use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 /// `std::sync::RwLock` under the model, with std's poisoning.
 #[derive(Debug, Default)]
 pub struct RwLock<T: ?Sized> {
-    state: AtomicI64,
+    cell: LocCell,
     poison: super::mutex::Poison,
     data: UnsafeCell<T>,
 }
@@ -35,9 +35,10 @@ pub struct RwLockWriteGuard<'a, T: ?Sized> {
 
 impl<T> RwLock<T> {
     /// Makes a new one, as `std`'s `new` does.
+    #[track_caller]
     pub const fn new(t: T) -> Self {
         RwLock {
-            state: AtomicI64::inner(PERMITS),
+            cell: LocCell::described("RwLock", c11check_runtime::Site::caller()),
             poison: super::mutex::Poison::new(),
             data: UnsafeCell::new(t),
         }
@@ -59,15 +60,14 @@ impl<T: ?Sized> RwLock<T> {
     #[track_caller]
     fn take(&self, n: i64, waits: bool) -> bool {
         let site = c11check_runtime::Site::caller();
-        let cell = self.state.loc_cell();
-        locks::take(cell, PERMITS, n, MemOrder::Acquire, waits, site)
+        locks::take(&self.cell, PERMITS, n, MemOrder::Acquire, waits, site)
     }
 
     /// Gives `n` shares back (a guard's drop: no caller to point at, the
     /// release shows here).
     fn give(&self, n: i64) {
         let site = c11check_runtime::Site::caller();
-        locks::give(self.state.loc_cell(), PERMITS, n, site);
+        locks::give(&self.cell, PERMITS, n, site);
     }
 
     fn poisoned<G>(&self, g: G) -> LockResult<G> {

@@ -210,20 +210,15 @@ impl Memo for ClockMemo {
     fn clone_box(&self) -> Box<dyn Memo> {
         Box::new(self.clone())
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// The clocks remembered with `g` (none yet: an empty memo), to extend.
 pub(crate) fn remembered_mut(g: &ExecutionGraph) -> RefMut<'_, ClockMemo> {
     RefMut::map(g.memo.0.borrow_mut(), |m| {
-        let m = m.get_or_insert_with(|| Box::new(ClockMemo::default()));
-        m.as_any_mut()
-            .downcast_mut::<ClockMemo>()
+        let m: &mut dyn Any = m
+            .get_or_insert_with(|| Box::new(ClockMemo::default()))
+            .as_mut();
+        m.downcast_mut::<ClockMemo>()
             .expect("a graph's memo holds clocks")
     })
 }
@@ -234,8 +229,8 @@ pub(crate) fn remembered(g: &ExecutionGraph) -> Ref<'_, ClockMemo> {
         drop(remembered_mut(g));
     }
     Ref::map(g.memo.0.borrow(), |m| {
-        m.as_ref()
-            .and_then(|m| m.as_any().downcast_ref::<ClockMemo>())
+        m.as_deref()
+            .and_then(|m| (m as &dyn Any).downcast_ref::<ClockMemo>())
             .expect("a graph's memo holds clocks")
     })
 }

@@ -28,8 +28,6 @@ pub trait Memo: Any {
     /// [`crate::ExecutionGraph::detach_caches`]).
     fn detach(&mut self);
     fn clone_box(&self) -> Box<dyn Memo>;
-    fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 /// The memo as a field of [`crate::ExecutionGraph`]: shared-access

@@ -1,10 +1,11 @@
 //! The execution graph: events per thread in program order, reads-from edges,
 //! and the order in which the explorer added events.
 
-use crate::event::{Action, Event, EventId, Loc, Value};
 mod memo;
 
 pub use memo::Memo;
+
+use crate::event::{Action, Event, EventId, Loc, Value};
 use memo::MemoCell;
 use smallvec::SmallVec;
 
