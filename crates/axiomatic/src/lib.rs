@@ -59,6 +59,10 @@ impl AxModel {
         }
     }
 
+    // Which axioms apply: the listed models' are this checker's own facts
+    // (an oracle shares nothing with what it checks but the names); a
+    // custom model's come from its rules.
+
     /// Every atomic access behaves as seq_cst.
     fn all_seq_cst(self) -> bool {
         match self {
