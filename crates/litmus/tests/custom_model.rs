@@ -26,9 +26,7 @@ static PSO_RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: Some(pso_preserved),
-    live: false,
-    store_buffers: false,
-    arm_views: false,
+    live: None,
 };
 
 const PSO: Model = Model::custom(&PSO_RULES);

@@ -1,7 +1,7 @@
 //! C++20: RC11 with the release sequences of P0982R1 (only RMWs continue
 //! one), the default. Every other model is this one adjusted.
 
-use super::Rules;
+use super::{LiveMachine, Rules};
 
 pub const RULES: Rules = Rules {
     name: "cpp20",
@@ -10,7 +10,5 @@ pub const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: None,
-    live: true,
-    store_buffers: false,
-    arm_views: false,
+    live: Some(LiveMachine::Cpp),
 };

@@ -33,7 +33,7 @@
 //! prototype never reorders reads), and there are no dependencies: C++
 //! has none to keep.
 
-use super::{accesses_keeping_rmw_order, halves, Half, Rules};
+use super::{accesses_keeping_rmw_order, halves, Half, LiveMachine, Rules};
 use crate::event::{Event, MemOrder};
 
 pub const RULES: Rules = Rules {
@@ -43,9 +43,7 @@ pub const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: Some(preserved),
-    live: true,
-    store_buffers: false,
-    arm_views: true,
+    live: Some(LiveMachine::ArmViews),
 };
 
 fn acquires(o: MemOrder) -> bool {

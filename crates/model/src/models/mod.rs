@@ -140,6 +140,18 @@ pub fn accesses_keeping_rmw_order<'e>(
 /// separates.
 pub type PreservedOrder = fn(events: &[Event], keep: &mut dyn FnMut(Half, Half));
 
+/// How the live memory runs a model: C11Tester's memory alone, or with a
+/// hardware machine on top that decides what reads take.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LiveMachine {
+    /// C11Tester's memory (the C++ models).
+    Cpp,
+    /// x86-TSO's store buffers (`live_memory/store_buffers.rs`).
+    StoreBuffers,
+    /// ARMv8's view machine (`live_memory/arm_views.rs`).
+    ArmViews,
+}
+
 /// What distinguishes one model from C++20: one value per model, in the
 /// model's file.
 #[derive(Debug)]
@@ -151,15 +163,9 @@ pub struct Rules {
     pub rc11_release_sequences: bool,
     pub total_order: bool,
     pub preserved_order: Option<PreservedOrder>,
-    /// Whether the live memory (`live_memory.rs`) can run the model: C11Tester's
-    /// memory for the C++ models, with x86-TSO's store buffers for `tso`
-    /// and ARMv8's view machine for `mca`. A model without would take its
-    /// random runs as execution graphs.
-    pub live: bool,
-    /// Whether the live memory runs x86-TSO's store buffers for it.
-    pub store_buffers: bool,
-    /// Whether the live memory runs ARMv8's view machine for it.
-    pub arm_views: bool,
+    /// How the live memory (`live_memory/`) runs the model, if it can (a
+    /// model without takes its random runs as execution graphs).
+    pub live: Option<LiveMachine>,
 }
 
 impl Model {
@@ -228,19 +234,13 @@ impl Model {
     /// Whether the live memory can run the model (see [`Rules::live`]).
     #[inline]
     pub fn has_live_memory(self) -> bool {
+        self.rules().live.is_some()
+    }
+
+    /// How the live memory runs the model (see [`Rules::live`]).
+    #[inline]
+    pub fn live_machine(self) -> Option<LiveMachine> {
         self.rules().live
-    }
-
-    /// Whether the live memory runs the model as x86-TSO's store buffers.
-    #[inline]
-    pub fn live_store_buffers(self) -> bool {
-        self.rules().store_buffers
-    }
-
-    /// Whether the live memory runs the model as ARMv8's view machine.
-    #[inline]
-    pub fn live_arm_views(self) -> bool {
-        self.rules().arm_views
     }
 
     /// Whether the axioms beyond coherence can depend on the order of any

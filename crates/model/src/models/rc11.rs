@@ -1,7 +1,7 @@
 //! RC11 as herd's `rc11.cat` has it: C++11's release sequences, which also
 //! start at the thread's last release write to the location.
 
-use super::Rules;
+use super::{LiveMachine, Rules};
 
 pub const RULES: Rules = Rules {
     name: "rc11",
@@ -10,7 +10,5 @@ pub const RULES: Rules = Rules {
     rc11_release_sequences: true,
     total_order: false,
     preserved_order: None,
-    live: true,
-    store_buffers: false,
-    arm_views: false,
+    live: Some(LiveMachine::Cpp),
 };

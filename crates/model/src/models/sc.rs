@@ -1,7 +1,7 @@
 //! Sequential consistency: every atomic access is seq_cst and all accesses
 //! take part in one total order (`po ∪ rf ∪ mo ∪ rb` acyclic).
 
-use super::Rules;
+use super::{LiveMachine, Rules};
 
 pub const RULES: Rules = Rules {
     name: "sc",
@@ -10,7 +10,5 @@ pub const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: true,
     preserved_order: None,
-    live: true,
-    store_buffers: false,
-    arm_views: false,
+    live: Some(LiveMachine::Cpp),
 };

@@ -9,7 +9,7 @@
 //! On top of C++20's axioms, `ppo ∪ rfe ∪ mo ∪ rb` must be acyclic with
 //! that `ppo`.
 
-use super::{accesses_keeping_rmw_order, halves, Half, Rules};
+use super::{accesses_keeping_rmw_order, halves, Half, LiveMachine, Rules};
 use crate::event::{Action, Event, MemOrder};
 
 pub const RULES: Rules = Rules {
@@ -19,9 +19,7 @@ pub const RULES: Rules = Rules {
     rc11_release_sequences: false,
     total_order: false,
     preserved_order: Some(preserved),
-    live: true,
-    store_buffers: true,
-    arm_views: false,
+    live: Some(LiveMachine::StoreBuffers),
 };
 
 /// A `lock`-prefixed instruction or `xchg`: it drains the store buffer.
