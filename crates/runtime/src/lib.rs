@@ -18,6 +18,7 @@
 //! the free functions of this crate ([`access`], [`spawn`], [`join`], ...).
 
 pub mod alloc;
+pub mod barrier;
 pub mod condvar;
 mod config;
 mod driver;

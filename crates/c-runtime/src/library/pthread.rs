@@ -9,8 +9,8 @@
 
 use crate::library::sync::Acquire;
 use crate::memory::{self, modelled};
-use c11check_model::{Action, BlockReason, MemOrder, RmwOp, Value};
-use c11check_runtime::locks;
+use c11check_model::{BlockReason, Value};
+use c11check_runtime::{barrier, locks};
 use c11check_runtime::Site;
 use std::any::Any;
 use std::cell::RefCell;
@@ -576,16 +576,10 @@ extern "C" fn barrier_init_impl(
 }
 with_pc!(pthread_barrier_init(b: *mut libc::pthread_barrier_t, a: *const libc::pthread_barrierattr_t, n: u32) -> c_int, "rcx", barrier_init_impl);
 
-/// Waits until `count` threads have arrived in this round. A barrier holds
-/// two arrival counts (`b`, `b + 8`) and two permit counts (`b + 16`,
-/// `b + 24`), one of each per round parity. An arrival takes one from its
-/// round's arrival count as a reference-count decrement (acquire-release):
-/// the explorer does not tell apart the orders the threads arrive in, only
-/// which of them arrived last. The last one puts the count back for the
-/// round after next, releases `count - 1` permits and returns
-/// `PTHREAD_BARRIER_SERIAL_THREAD`; the others each take a permit
-/// (acquire), waiting until there is one. Every arrival happens before
-/// every departure.
+/// Waits until `count` threads have arrived in this round: the runtime's
+/// barrier (`c11check_runtime::barrier`) over the barrier's four words, two
+/// arrival counts (`b`, `b + 8`) and two permit counts (`b + 16`,
+/// `b + 24`). The round's leader returns `PTHREAD_BARRIER_SERIAL_THREAD`.
 extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c_int {
     if !crate::memory::program_call(pc) {
         let f = real!(c"pthread_barrier_wait"; unsafe extern "C" fn(*mut libc::pthread_barrier_t) -> c_int);
@@ -619,33 +613,14 @@ extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c
 
 /// The modelled part of `pthread_barrier_wait` (see above).
 fn barrier_wait(b: usize, count: u64, round: u64, site: Site) -> c_int {
-    let parity = round as usize % 2;
-    let arrivals = b + 8 * parity;
-    let permits = b + 16 + 8 * parity;
-    let old = memory::rmw(arrivals, 8, RmwOp::RefDec, 1, 4, site);
-    if old == 1 {
-        for _ in 0..count {
-            memory::rmw(arrivals, 8, RmwOp::RefInc, 1, 0, site);
-        }
-        if count > 1 {
-            memory::rmw(permits, 8, RmwOp::Add, count as Value - 1, 3, site);
-        }
-        return libc::PTHREAD_BARRIER_SERIAL_THREAD;
+    let counts = barrier::BarrierCounts {
+        arrivals: [memory::lock_cell(b), memory::lock_cell(b + 8)],
+        permits: [memory::lock_cell(b + 16), memory::lock_cell(b + 24)],
+    };
+    match barrier::wait(&counts, count as Value, round, site) {
+        true => libc::PTHREAD_BARRIER_SERIAL_THREAD,
+        false => 0,
     }
-    let cell = memory::lock_cell(permits);
-    c11check_runtime::set_waiting(Some("the other threads of a barrier"));
-    while !c11check_runtime::access(
-        cell,
-        0,
-        |loc| Action::take(loc, 1, MemOrder::Acquire, MemOrder::Relaxed, true),
-        site,
-    )
-    .ok
-    {
-        c11check_runtime::wait_lock(cell, site);
-    }
-    c11check_runtime::set_waiting(None);
-    0
 }
 with_pc!(pthread_barrier_wait(b: *mut libc::pthread_barrier_t) -> c_int, "rsi", barrier_wait_impl);
 

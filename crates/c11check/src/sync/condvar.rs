@@ -9,10 +9,12 @@
 //! own, and a waiter no notification can reach any more (a lost wake-up)
 //! is reported as a deadlock.
 
-use super::atomic::{AtomicU64, AtomicUsize, Ordering};
+use super::atomic::AtomicU64;
 use super::{LockResult, MutexGuard, PoisonError};
 use c11check_runtime::condvar::{self as protocol, WaitEnd, Woken};
-use c11check_runtime::Site;
+use c11check_runtime::barrier::{self, BarrierCounts};
+use c11check_runtime::{LocCell, Site};
+use c11check_model::Value;
 
 /// `std::sync::Condvar` under the model.
 #[derive(Debug, Default)]
@@ -120,20 +122,16 @@ impl Condvar {
     }
 }
 
-/// `std::sync::Barrier` under the model: arrivals are a fetch_add on a
-/// modelled counter (acquire-release); the last arrival of a round, the
-/// leader, gives the others one permit each (a release `fetch_add`) and
-/// each of them takes one ([`c11check_model::Action::take`], acquire),
-/// waiting, as at a lock, until the leader came. So everything before the
-/// barrier in any thread happens before everything after it (the leader's
-/// arrival reads the others' through the counter's release sequence), and
-/// waiting costs no execution. Rounds alternate between two permit counts:
-/// a round cannot begin before every waiter of the round two before took
-/// its permit, so no thread takes another round's.
+/// `std::sync::Barrier` under the model: the runtime's barrier
+/// (`c11check_runtime::barrier`, which `pthread_barrier_t` shares): the
+/// last arrival of a round leads it and lets the others go, every arrival
+/// happens before every departure, and waiting costs no execution.
 #[derive(Debug)]
 pub struct Barrier {
-    arrived: AtomicUsize,
-    released: [AtomicUsize; 2],
+    /// Per round parity, the arrival counts (starting at `n`) and the
+    /// permit counts (see `c11check_runtime::barrier`).
+    arrivals: [LocCell; 2],
+    permits: [LocCell; 2],
     n: usize,
     /// Rounds completed by each thread (real memory, per thread).
     rounds: std::sync::Mutex<Vec<(u32, u32, usize)>>,
@@ -154,8 +152,8 @@ impl Barrier {
     /// Makes a new one, as `std`'s `new` does.
     pub const fn new(n: usize) -> Self {
         Barrier {
-            arrived: AtomicUsize::inner(0),
-            released: [AtomicUsize::inner(0), AtomicUsize::inner(0)],
+            arrivals: [LocCell::new(), LocCell::new()],
+            permits: [LocCell::new(), LocCell::new()],
             n,
             rounds: std::sync::Mutex::new(Vec::new()),
         }
@@ -184,23 +182,12 @@ impl Barrier {
     /// Waits until every party has arrived, as `std::sync::Barrier::wait` does.
     #[track_caller]
     pub fn wait(&self) -> BarrierWaitResult {
-        let n = self.n.max(1);
         let round = self.next_round();
-        let me = self.arrived.fetch_add(1, Ordering::AcqRel);
-        let target = (round + 1) * n;
-        let leader = me + 1 == target;
-        let released = &self.released[round % 2];
-        if leader {
-            if n > 1 {
-                released.fetch_add(n - 1, Ordering::Release);
-            }
-        } else {
-            c11check_runtime::set_waiting(Some("the other threads of a barrier"));
-            while !released.take(1, Ordering::Acquire, Ordering::Relaxed, true) {
-                c11check_runtime::wait_lock(released.loc_cell(), c11check_runtime::Site::caller());
-            }
-            c11check_runtime::set_waiting(None);
-        }
-        BarrierWaitResult(leader)
+        let counts = BarrierCounts {
+            arrivals: [&self.arrivals[0], &self.arrivals[1]],
+            permits: [&self.permits[0], &self.permits[1]],
+        };
+        let n = self.n.max(1) as Value;
+        BarrierWaitResult(barrier::wait(&counts, n, round as u64, Site::caller()))
     }
 }
