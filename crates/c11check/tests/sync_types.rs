@@ -83,6 +83,48 @@ fn once_runs_exactly_once() {
     assert_eq!(set, BTreeSet::from([1]));
 }
 
+/// A thread that finds another running the initializer waits as at a lock
+/// (`c11check_runtime::once`): two callers make 4 executions (either runs
+/// the initializer; the other finds it complete on its lock-free first
+/// look or under the lock) and no blocked one. (With a spin on the state:
+/// 10 executions and 4 blocked ones.)
+#[test]
+fn once_waits_are_no_executions_of_their_own() {
+    let summary = Builder::new()
+        .explore(|| {
+            let once = Once::new();
+            thread::scope(|s| {
+                s.spawn(|| once.call_once(|| {}));
+                once.call_once(|| {});
+            });
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    assert_eq!((summary.stats.executions, summary.blocked), (4, 0));
+}
+
+/// A panicking initializer poisons the once; `call_once` then panics and
+/// `call_once_force` runs, told so.
+#[test]
+fn once_poisoned_by_a_panic_runs_only_when_forced() {
+    let set = outcomes(|| {
+        let once = Once::new();
+        let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            once.call_once(|| panic!("initializer fails"))
+        }));
+        let again =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| once.call_once(|| {})));
+        let mut saw_poison = false;
+        once.call_once_force(|st| saw_poison = st.is_poisoned());
+        (
+            first.is_err(),
+            again.is_err(),
+            saw_poison,
+            once.is_completed(),
+        )
+    });
+    assert_eq!(set, BTreeSet::from([(true, true, true, true)]));
+}
+
 #[test]
 fn once_lock_value_is_seen_initialized() {
     let set = outcomes(|| {

@@ -33,7 +33,11 @@ pub fn wait(counts: &BarrierCounts, count: Value, round: u64, site: Site) -> boo
     let rmw = |cell: &LocCell, op: RmwOp, operand: Value, ord: MemOrder| {
         access(
             cell,
-            if std::ptr::eq(cell, arrivals) { count } else { 0 },
+            if std::ptr::eq(cell, arrivals) {
+                count
+            } else {
+                0
+            },
             |loc| Action::Rmw {
                 loc,
                 ord,

@@ -26,6 +26,7 @@ mod fiber;
 mod judge;
 mod live_run;
 pub mod locks;
+pub mod once;
 mod report;
 mod robust;
 mod robust_live;

@@ -10,8 +10,8 @@
 use crate::library::sync::Acquire;
 use crate::memory::{self, modelled};
 use c11check_model::{BlockReason, Value};
-use c11check_runtime::{barrier, locks};
 use c11check_runtime::Site;
+use c11check_runtime::{barrier, locks};
 use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};

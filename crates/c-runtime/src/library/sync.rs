@@ -371,14 +371,11 @@ pub(crate) fn once(flag: usize, routine: unsafe extern "C" fn(), site: Site) {
         .map(|s| unsafe { (s.1, s.2, *s.1, *s.2) });
     memory::begin(site);
     let cell = memory::lock_cell(flag);
-    memory::internal(|| {
-        while !access(cell, 0, Action::lock_acquire, site).ok {
-            c11check_runtime::wait_lock(cell, site);
+    let run = || {
+        let g = c11check_runtime::generation();
+        if ONCE_DONE.with(|d| d.borrow().get(&flag) == Some(&g)) {
+            return;
         }
-    });
-    let g = c11check_runtime::generation();
-    let done = ONCE_DONE.with(|d| d.borrow().get(&flag) == Some(&g));
-    if !done {
         if let Some((a, b, va, vb)) = saved {
             // SAFETY: as above.
             unsafe {
@@ -389,9 +386,11 @@ pub(crate) fn once(flag: usize, routine: unsafe extern "C" fn(), site: Site) {
         // SAFETY: the program's routine, as it asked.
         unsafe { routine() };
         ONCE_DONE.with(|d| d.borrow_mut().insert(flag, g));
-    }
-    memory::flush_pending();
-    access(cell, 0, Action::lock_release, site);
+        memory::flush_pending();
+    };
+    // The lock's own accesses are the runtime's, the routine's the
+    // program's.
+    c11check_runtime::once::run_locked(cell, site, run);
 }
 
 extern "C" fn once_impl(

@@ -11,10 +11,10 @@
 
 use super::atomic::AtomicU64;
 use super::{LockResult, MutexGuard, PoisonError};
-use c11check_runtime::condvar::{self as protocol, WaitEnd, Woken};
-use c11check_runtime::barrier::{self, BarrierCounts};
-use c11check_runtime::{LocCell, Site};
 use c11check_model::Value;
+use c11check_runtime::barrier::{self, BarrierCounts};
+use c11check_runtime::condvar::{self as protocol, WaitEnd, Woken};
+use c11check_runtime::{LocCell, Site};
 
 /// `std::sync::Condvar` under the model.
 #[derive(Debug, Default)]

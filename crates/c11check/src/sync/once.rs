@@ -1,14 +1,17 @@
-//! `Once`, `OnceLock` and `LazyLock` under the model: the state is a modelled
-//! atomic (release when initialization completes, acquire when it is seen),
-//! so whoever uses the value happens after its initialization. A thread that
-//! finds another initializing waits (a spin loop the model cuts).
+//! `Once`, `OnceLock` and `LazyLock` under the model: the runtime's
+//! one-time initialization (`c11check_runtime::once`, which `pthread_once`
+//! shares): callers take the once's lock in turn, and a thread that finds
+//! another initializing waits as at a lock. The state is a modelled atomic
+//! as well (release when initialization completes, acquire when it is
+//! seen), so `is_completed` and a caller that finds it complete need no
+//! lock, and whoever uses the value happens after its initialization.
 
 use super::atomic::{AtomicU8, Ordering};
+use c11check_runtime::{once, LocCell, Site};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 const INCOMPLETE: u8 = 0;
-const RUNNING: u8 = 1;
 const COMPLETE: u8 = 2;
 const POISONED: u8 = 3;
 
@@ -16,6 +19,8 @@ const POISONED: u8 = 3;
 #[derive(Debug, Default)]
 pub struct Once {
     state: AtomicU8,
+    /// The lock callers take in turn (see `c11check_runtime::once`).
+    lock: LocCell,
 }
 
 /// The state of a `Once` when [`Once::call_once_force`] runs its closure.
@@ -36,6 +41,7 @@ impl Once {
     pub const fn new() -> Self {
         Once {
             state: AtomicU8::inner(INCOMPLETE),
+            lock: LocCell::new(),
         }
     }
 
@@ -58,33 +64,28 @@ impl Once {
 
     #[track_caller]
     fn run<F: FnOnce(&OnceState)>(&self, force: bool, f: F) {
-        loop {
-            let s = self.state.load(Ordering::Acquire);
+        if self.state.load(Ordering::Acquire) == COMPLETE {
+            return;
+        }
+        once::run_locked(&self.lock, Site::caller(), || {
+            let s = self.state.load(Ordering::Relaxed);
             match s {
-                COMPLETE => return,
+                COMPLETE => {}
                 POISONED if !force => panic!("Once instance has previously been poisoned"),
-                INCOMPLETE | POISONED => {
-                    if self
-                        .state
-                        .compare_exchange(s, RUNNING, Ordering::Acquire, Ordering::Acquire)
-                        .is_ok()
-                    {
-                        let st = OnceState {
-                            poisoned: s == POISONED,
-                        };
-                        match catch_unwind(AssertUnwindSafe(|| f(&st))) {
-                            Ok(()) => self.state.store(COMPLETE, Ordering::Release),
-                            Err(p) => {
-                                self.state.store(POISONED, Ordering::Release);
-                                resume_unwind(p);
-                            }
+                _ => {
+                    let st = OnceState {
+                        poisoned: s == POISONED,
+                    };
+                    match catch_unwind(AssertUnwindSafe(|| f(&st))) {
+                        Ok(()) => self.state.store(COMPLETE, Ordering::Release),
+                        Err(p) => {
+                            self.state.store(POISONED, Ordering::Release);
+                            resume_unwind(p);
                         }
-                        return;
                     }
                 }
-                _ => crate::hint::spin_loop(),
             }
-        }
+        });
     }
 }
 
