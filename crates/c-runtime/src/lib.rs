@@ -32,7 +32,7 @@
 /// entry point is `mov REG, [rsp]; jmp imp`, `REG` the System V argument
 /// register after the function's own arguments (all integers or pointers).
 ///
-/// Before that it leaves in [`CALLER_STATE`] a hash of the caller's
+/// Before that it leaves in `process::CALLER_STATE` a hash of the caller's
 /// callee-saved registers and of the caller's frame (up to its frame
 /// pointer, else the words just above the return address): what a loop
 /// keeps across the call (a counter, a running sum). A loop turn is taken
@@ -56,7 +56,7 @@ macro_rules! with_pc {
                 caller_state_asm!(),
                 concat!("mov ", $reg, ", [rsp]"),
                 "jmp {f}",
-                state = sym crate::CALLER_STATE,
+                state = sym crate::process::CALLER_STATE,
                 f = sym $imp,
             )
         }
@@ -64,7 +64,7 @@ macro_rules! with_pc {
 }
 
 /// The instructions that leave the caller's kept state in
-/// [`CALLER_STATE`] (operand `state`; see `with_pc!`), at an entry point's
+/// `process::CALLER_STATE` (operand `state`; see `with_pc!`), at an entry point's
 /// first instruction.
 macro_rules! caller_state_asm {
     () => {
@@ -129,23 +129,11 @@ macro_rules! with_pc_on_stack {
             core::arch::naked_asm!(
                 caller_state_asm!(),
                 $($line),*,
-                state = sym crate::CALLER_STATE,
+                state = sym crate::process::CALLER_STATE,
                 f = sym $imp,
             )
         }
     };
-}
-
-/// A hash of the state the last instrumented call's caller kept across
-/// it (see `with_pc!`). All modelled threads run on one OS thread, and
-/// each reads it at the start of the call that set it.
-static mut CALLER_STATE: u64 = 0;
-
-/// The state left by the entry point now running (see `with_pc!`).
-pub fn caller_state() -> u64 {
-    // SAFETY: written by the trampoline of the call being handled, on
-    // this OS thread, the only one running the program.
-    unsafe { std::ptr::addr_of!(CALLER_STATE).read() }
 }
 
 /// The C string of an identifier (a libc function's name).
@@ -165,63 +153,3 @@ pub mod process;
 pub mod library;
 pub mod start;
 pub mod tsan;
-
-/// The runtime's own allocations go straight to glibc's allocator, never
-/// through the `malloc` this library defines for the program.
-struct LibcAllocator;
-
-use memory::heap::libc_heap::{
-    __libc_calloc, __libc_free, __libc_malloc, __libc_memalign, __libc_realloc,
-};
-
-// SAFETY: glibc's allocator functions meet `GlobalAlloc`'s contract: blocks
-// are at least 16-byte aligned (larger alignments go through memalign) and
-// stay valid until freed.
-unsafe impl std::alloc::GlobalAlloc for LibcAllocator {
-    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        // SAFETY: plain calls into glibc.
-        unsafe {
-            if l.align() <= 16 {
-                __libc_malloc(l.size()).cast()
-            } else {
-                __libc_memalign(l.align(), l.size()).cast()
-            }
-        }
-    }
-    unsafe fn alloc_zeroed(&self, l: std::alloc::Layout) -> *mut u8 {
-        // SAFETY: as in `alloc`; memalign'd blocks are zeroed by hand.
-        unsafe {
-            if l.align() <= 16 {
-                __libc_calloc(1, l.size()).cast()
-            } else {
-                let p: *mut u8 = __libc_memalign(l.align(), l.size()).cast();
-                if !p.is_null() {
-                    std::ptr::write_bytes(p, 0, l.size());
-                }
-                p
-            }
-        }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, _: std::alloc::Layout) {
-        // SAFETY: `p` came from one of the functions above.
-        unsafe { __libc_free(p.cast()) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, size: usize) -> *mut u8 {
-        // SAFETY: as in `alloc`; over-aligned blocks are moved by hand.
-        unsafe {
-            if l.align() <= 16 {
-                __libc_realloc(p.cast(), size).cast()
-            } else {
-                let q: *mut u8 = __libc_memalign(l.align(), size).cast();
-                if !q.is_null() {
-                    std::ptr::copy_nonoverlapping(p, q, l.size().min(size));
-                    __libc_free(p.cast());
-                }
-                q
-            }
-        }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: LibcAllocator = LibcAllocator;

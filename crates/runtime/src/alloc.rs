@@ -184,7 +184,7 @@ fn note_alloc(addr: usize, size: usize) {
 #[inline(never)]
 fn track_alloc(addr: usize, size: usize) {
     guarded(|| {
-        let Some((generation, thread, stamp)) = crate::creation_stamp() else {
+        let Some((generation, thread, stamp)) = crate::shared::creation_stamp() else {
             return;
         };
         let block = Block {
@@ -239,7 +239,7 @@ fn track_free(addr: usize) -> bool {
         // The objects bound in the block die with it (only objects of this
         // execution, in blocks of this execution, were bound in one).
         if let Some(b) = freed {
-            crate::block_freed(b.start, b.end);
+            crate::shared::block_freed(b.start, b.end);
         }
         freed.is_some() && in_fiber()
     })

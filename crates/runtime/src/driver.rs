@@ -1,7 +1,10 @@
 //! The fiber driver: runs the threads of a Rust closure for the explorer.
 
+use crate::protocol::{Outcome, Request, ThreadMain};
+use crate::replay::{replayed, with_loc};
 use crate::report::{Failure, FailureKind};
-use crate::{install_shared, Outcome, Request, Shared, Site, ThreadMain};
+use crate::shared::{install_shared, Shared};
+use crate::Site;
 use c11check_explore::Driver;
 use c11check_model::{Action, BlockReason, EventId, ExecutionGraph, Loc, MemOrder};
 use corosensei::CoroutineResult;
@@ -77,7 +80,7 @@ pub struct FiberDriver {
 
 impl FiberDriver {
     pub fn new(main: Arc<dyn Fn() + Send + Sync>, options: RuntimeOptions) -> Self {
-        crate::install_panic_hook();
+        crate::panics::install_panic_hook();
         FiberDriver {
             main,
             options,
@@ -132,15 +135,15 @@ impl FiberDriver {
     /// Makes the runtime functions of this crate reach this driver while it runs.
     pub fn enter(&self) {
         install_shared(Some(self.shared.clone()));
-        crate::MODELLING.with(|m| m.set(true));
-        crate::count_run(true);
+        crate::panics::MODELLING.with(|m| m.set(true));
+        crate::shared::count_run(true);
     }
     /// Undoes [`Self::enter`] and drops the fibers of the last execution.
     pub fn leave(&mut self) {
         self.teardown();
         install_shared(None);
-        crate::MODELLING.with(|m| m.set(false));
-        crate::count_run(false);
+        crate::panics::MODELLING.with(|m| m.set(false));
+        crate::shared::count_run(false);
         crate::alloc::release_quarantine();
     }
 
@@ -168,6 +171,7 @@ impl FiberDriver {
         }
         forget_results(&self.shared);
         self.shared.borrow_mut().reset_execution();
+        crate::alloc::release_quarantine();
     }
 
     #[inline]
@@ -274,7 +278,8 @@ impl FiberDriver {
                     cut,
                 }) => {
                     if cut && self.spin_is_idle(g, t, site) {
-                        crate::WAIT_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        crate::protocol::WAIT_CUTS
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         Pending::Act(
                             Action::Block {
                                 reason: BlockReason::Wait,
@@ -331,7 +336,9 @@ impl FiberDriver {
         let mut shared = self.shared.borrow_mut();
         shared.note_binding(loc, cell);
         // SAFETY: as below.
-        shared.note_creation(loc, unsafe { (*cell).object_addr() });
+        let addr = unsafe { (*cell).object_addr() };
+        let generation = shared.generation;
+        shared.note_creation(loc, addr, crate::alloc::creation_of(addr, generation));
         drop(shared);
         let generation = self.shared.borrow().generation;
         // SAFETY: the cell belongs to an object the suspended fiber borrows for
@@ -494,7 +501,7 @@ impl FiberDriver {
             .borrow()
             .panics
             .iter()
-            .find(|p| p.0 == t && p.1.starts_with(crate::SHARED_OBJECT_REFUSED))
+            .find(|p| p.0 == t && p.1.starts_with(crate::cell::SHARED_OBJECT_REFUSED))
             .map(|p| p.1.clone());
         if let Some(message) = refused {
             self.shared.borrow_mut().failure.get_or_insert(Failure {
@@ -601,193 +608,6 @@ fn internal_site() -> Site {
     Site::caller()
 }
 
-/// Whether two actions are the same operation, values aside.
-fn same_shape(a: &Action, b: &Action) -> bool {
-    match (a, b) {
-        (
-            Action::Store { loc, ord, .. },
-            Action::Store {
-                loc: l2, ord: o2, ..
-            },
-        ) => loc == l2 && ord == o2,
-        (
-            Action::Rmw {
-                loc,
-                ord,
-                op,
-                width,
-                ..
-            },
-            Action::Rmw {
-                loc: l2,
-                ord: o2,
-                op: op2,
-                width: w2,
-                ..
-            },
-        ) => loc == l2 && ord == o2 && op == op2 && width == w2,
-        (
-            Action::Cas {
-                loc,
-                success,
-                failure,
-                weak,
-                ..
-            },
-            Action::Cas {
-                loc: l2,
-                success: s2,
-                failure: f2,
-                weak: k2,
-                ..
-            },
-        ) => loc == l2 && success == s2 && failure == f2 && weak == k2,
-        (a, b) => a == b,
-    }
-}
-
-/// Replays recorded event `id` of `g` as the operation `asked`, which the
-/// thread asks for now: the program's values replace the recorded ones (a
-/// pointer from a fresh allocation may differ from the run that recorded
-/// the event) and a read takes the value its source writes in this run
-/// (sources are replayed first). Returns what the thread gets, or `None`,
-/// leaving `g` as it was, when the thread does not repeat the event: another
-/// operation, or a compare-exchange that now fails where it succeeded (or
-/// the reverse).
-fn replayed(g: &mut ExecutionGraph, id: EventId, asked: Action) -> Option<Outcome> {
-    let e = g.event(id);
-    // Usually the very same operation (values included).
-    let same = e.action == asked;
-    if !same && !same_shape(&asked, &e.action) {
-        return None;
-    }
-    let val = match e.rf {
-        Some(w) => g.written_value(w),
-        None => e.read_val,
-    };
-    // Usually nothing changed.
-    if same && e.read_val == val {
-        return Some(Outcome {
-            val,
-            ok: e.is_write(),
-        });
-    }
-    let mut now = e.clone();
-    now.action = asked;
-    now.read_val = val;
-    let ok = now.is_write();
-    if ok != e.is_write() {
-        return None;
-    }
-    // The source stays, so `update_event` forgets no remembered clock.
-    g.update_event(id, |e| *e = now);
-    Some(Outcome { val, ok })
-}
-
-/// Runs on a fiber's stack (from `suspend`) while the graph driver has
-/// handed it the graph (`Shared::replay`): when the access the running
-/// thread asks for is its next recorded event and what that reads has been
-/// replayed, the thread takes the recorded result as [`FiberDriver::feed`]
-/// would give it, without switching to the driver and back. `None` leaves
-/// the request to the driver: the thread is past the graph, the event is a
-/// join or a block (the driver decides when those run), its source is not
-/// replayed yet, or the thread does not repeat it (which the driver
-/// reports).
-pub(crate) fn replay_inline(
-    s: &mut Shared,
-    action: Action,
-    bind: Option<(*const crate::LocCell, i64)>,
-    site: Site,
-) -> Option<Outcome> {
-    let mut graph = s.replay?;
-    // SAFETY: `resume` sets `replay` from the graph it was given and clears it
-    // once the fiber suspends; the driver does not touch the graph while the
-    // fiber runs, and this is the only reference made from the pointer.
-    let g = unsafe { graph.as_mut() };
-    let t = s.current;
-    let done = *s.replay_done.get(t as usize)?;
-    if done >= g.thread_len(t) {
-        return None;
-    }
-    let id = EventId::new(t, done);
-    let e = g.event(id);
-    if matches!(e.action, Action::Join { .. } | Action::Block { .. }) {
-        return None;
-    }
-    if let Some(w) = e.rf.filter(|w| !w.is_init()) {
-        if s.replay_done
-            .get(w.thread as usize)
-            .is_none_or(|&d| d <= w.index)
-        {
-            return None;
-        }
-    }
-    // An object first used here gets the location the graph gives it, with
-    // its initial value of this run (before a read of it takes its value;
-    // the driver binds it the same way if the thread is handed over).
-    let action = match bind {
-        Some((cell, init)) => {
-            let loc = e.loc()?;
-            g.set_init(loc, init);
-            s.note_binding(loc, cell);
-            // SAFETY: as below.
-            s.note_creation(loc, unsafe { (*cell).object_addr() });
-            // SAFETY: as in `FiberDriver::set_cell`; the cell's object is
-            // borrowed by the code asking for this operation.
-            unsafe { (*cell).set(s.generation, loc) };
-            with_loc(action, loc)
-        }
-        None => action,
-    };
-    let outcome = replayed(g, id, action)?;
-    s.record_site(id, site);
-    s.replay_done[t as usize] = done + 1;
-    s.set_stamp(t, done as u64 + 1);
-    Some(outcome)
-}
-
-/// `action` with its location set.
-#[inline]
-pub(crate) fn with_loc(action: Action, l: Loc) -> Action {
-    match action {
-        Action::Load { ord, .. } => Action::Load { loc: l, ord },
-        Action::Store { ord, val, .. } => Action::Store { loc: l, ord, val },
-        Action::Rmw {
-            ord,
-            op,
-            operand,
-            width,
-            ..
-        } => Action::Rmw {
-            loc: l,
-            ord,
-            op,
-            operand,
-            width,
-        },
-        Action::Cas {
-            expected,
-            new,
-            success,
-            failure,
-            weak,
-            lock,
-            take,
-            ..
-        } => Action::Cas {
-            loc: l,
-            expected,
-            new,
-            success,
-            failure,
-            weak,
-            lock,
-            take,
-        },
-        other => other,
-    }
-}
-
 impl Driver for FiberDriver {
     fn initial_graph(&mut self) -> ExecutionGraph {
         ExecutionGraph::new(Vec::new(), 1)
@@ -795,7 +615,7 @@ impl Driver for FiberDriver {
 
     fn begin(&mut self, g: &mut ExecutionGraph) {
         self.teardown();
-        self.shared.borrow_mut().generation = crate::next_generation();
+        self.shared.borrow_mut().generation = crate::cell::next_generation();
         self.used_locs.clear();
         for loc in g.events().filter_map(|(_, e)| e.loc()) {
             mark_used(&mut self.used_locs, loc);

@@ -6,8 +6,10 @@
 //! execution (`l1:<seed>` replays it).
 
 use crate::config::{RunConfig, Summary};
+use crate::protocol::{Outcome, Request, ThreadMain};
 use crate::report::{Failure, FailureKind, Report};
-use crate::{install_shared, LocCell, Outcome, Request, Shared, Site, ThreadMain};
+use crate::shared::{install_shared, Shared};
+use crate::{LocCell, Site};
 use c11check_explore::random::{self, iteration_seed, SplitMix64};
 use c11check_explore::Stats;
 use c11check_model::live_memory::{LiveMemory, ReadFrom};
@@ -364,7 +366,7 @@ impl<'a> Execution<'a> {
                 l
             }
         };
-        crate::driver::with_loc(action, loc)
+        crate::replay::with_loc(action, loc)
     }
 
     /// Runs the execution to its end.
@@ -1004,11 +1006,11 @@ struct LiveWorker {
 
 impl LiveWorker {
     fn new(sched: Scheduling, cfg: &RunConfig) -> Self {
-        crate::install_panic_hook();
+        crate::panics::install_panic_hook();
         let shared = Rc::new(RefCell::new(Shared::default()));
         install_shared(Some(shared.clone()));
-        crate::MODELLING.with(|m| m.set(true));
-        crate::count_run(true);
+        crate::panics::MODELLING.with(|m| m.set(true));
+        crate::shared::count_run(true);
         shared.borrow_mut().strong_cas = sched.strong_cas;
         shared.borrow_mut().ignore_races = !cfg.report_races;
         LiveWorker {
@@ -1022,10 +1024,10 @@ impl LiveWorker {
 impl Drop for LiveWorker {
     fn drop(&mut self) {
         install_shared(None);
-        crate::MODELLING.with(|m| m.set(false));
-        crate::count_run(false);
+        crate::panics::MODELLING.with(|m| m.set(false));
+        crate::shared::count_run(false);
         crate::alloc::release_quarantine();
-        crate::set_worker(None);
+        crate::cell::set_worker(None);
     }
 }
 
@@ -1190,7 +1192,7 @@ pub(crate) fn run_live(
             let jobs = cfg.jobs.clamp(1, crate::MAX_JOBS as usize);
             let make = |w: usize| {
                 if jobs > 1 {
-                    crate::set_worker(Some(w as u32));
+                    crate::cell::set_worker(Some(w as u32));
                 }
                 LiveWorker::new(sched, cfg)
             };
@@ -1610,9 +1612,10 @@ fn run_iteration(
 ) -> Iteration {
     {
         let mut sh = shared.borrow_mut();
-        sh.generation = crate::next_generation();
+        sh.generation = crate::cell::next_generation();
         sh.reset_execution();
     }
+    crate::alloc::release_quarantine();
     let mut ex = Execution {
         cfg,
         shared: shared.clone(),

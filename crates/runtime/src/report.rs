@@ -2,7 +2,7 @@
 //! re-runs one execution.
 
 use crate::Site;
-use c11check_model::{Action, Analysis, EventId, ExecutionGraph};
+use c11check_model::{Action, Analysis, EventId, ExecutionGraph, Loc};
 use std::fmt;
 
 /// What kind of bug an execution shows.
@@ -301,7 +301,7 @@ fn ord_name(o: c11check_model::MemOrder) -> &'static str {
 pub(crate) fn location_legend(
     g: &ExecutionGraph,
     site: &dyn Fn(EventId) -> Option<Site>,
-    names: &[crate::LocationName],
+    names: &[crate::report::LocationName],
 ) -> Vec<String> {
     use c11check_model::{Loc, MemOrder, RmwOp};
     let mut first: Vec<Option<EventId>> = vec![None; g.num_locs()];
@@ -356,7 +356,7 @@ pub(crate) fn location_legend(
 
 /// `an AtomicUsize made at src/lib.rs:4:9` for a location whose object
 /// says what it is.
-fn made_text(names: &[crate::LocationName], loc: u32) -> Option<String> {
+fn made_text(names: &[crate::report::LocationName], loc: u32) -> Option<String> {
     let (what, at) = names.iter().find(|n| n.loc.0 == loc)?.made?;
     let article = if what.starts_with(['A', 'E', 'I', 'O', 'U']) {
         "an"
@@ -368,7 +368,7 @@ fn made_text(names: &[crate::LocationName], loc: u32) -> Option<String> {
 
 /// The legend of a report whose engine keeps no graph (the live one): a
 /// line per location whose object says what it is.
-pub(crate) fn legend_from_names(names: &[crate::LocationName]) -> Vec<String> {
+pub(crate) fn legend_from_names(names: &[crate::report::LocationName]) -> Vec<String> {
     names
         .iter()
         .filter_map(|n| Some(format!("loc{}: {}", n.loc.0, made_text(names, n.loc.0)?)))
@@ -376,11 +376,11 @@ pub(crate) fn legend_from_names(names: &[crate::LocationName]) -> Vec<String> {
 }
 
 /// `text` with the locations the program named called by their names.
-pub(crate) fn renamed(text: &str, names: &[crate::LocationName]) -> String {
+pub(crate) fn renamed(text: &str, names: &[crate::report::LocationName]) -> String {
     rename_locations(text, &name_map(names))
 }
 
-fn name_map(names: &[crate::LocationName]) -> std::collections::HashMap<u32, &str> {
+fn name_map(names: &[crate::report::LocationName]) -> std::collections::HashMap<u32, &str> {
     names
         .iter()
         .filter_map(|n| Some((n.loc.0, n.name.as_ref()?.1.as_str())))
@@ -389,7 +389,7 @@ fn name_map(names: &[crate::LocationName]) -> std::collections::HashMap<u32, &st
 
 /// Calls the locations the program named by their names throughout `r`
 /// (message, trace, legend, graph): `loc3` becomes `head`.
-pub(crate) fn apply_names(r: &mut Report, names: &[crate::LocationName]) {
+pub(crate) fn apply_names(r: &mut Report, names: &[crate::report::LocationName]) {
     let map = name_map(names);
     if map.is_empty() {
         return;
@@ -907,3 +907,22 @@ mod tests {
         assert_eq!(decode_replay("c1:0*3").unwrap().len(), 3);
     }
 }
+
+/// What reports know of one location beyond its number.
+#[derive(Clone, Debug)]
+pub(crate) struct LocationName {
+    pub loc: Loc,
+    /// The name the program gave it (with the label's index), if any.
+    pub name: Option<(usize, String)>,
+    /// Its type and where it was made, if its cell says.
+    pub made: Option<Made>,
+}
+
+/// What an object is (a type name: `AtomicUsize`) and where it was made.
+pub(crate) type Made = (&'static str, Site);
+
+/// What the weak compare-exchange of a choice the facade lets the explorer
+/// make both ways (a condition variable's spurious wake-up, a timed wait's
+/// time-out) would write: reports show it as that choice, not as a
+/// compare-exchange the program never made.
+pub const CHOICE_MARK: c11check_model::Value = 0x0C11_C0C4_01CE;

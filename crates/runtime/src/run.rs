@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// Explores every execution of `main` (or replays one) and returns the first
 /// bug found, as a report.
 pub fn run(main: Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> Result<Summary, Box<Report>> {
-    crate::refuse_nested_model();
+    crate::shared::refuse_nested_model();
     crate::settings::warn_unknown();
     // A model the live memory cannot run would take its random runs as
     // execution graphs; so does robustness under a hardware model (the
@@ -118,7 +118,7 @@ fn new_driver(main: &Arc<dyn Fn() + Send + Sync>, cfg: &RunConfig) -> FiberDrive
         s.ignore_deadlocks = !cfg.report_deadlocks;
         s.check_robustness = cfg.robustness;
         if !cfg.strengthen.is_empty() {
-            crate::STRENGTHENING.store(true, std::sync::atomic::Ordering::Relaxed);
+            crate::protocol::STRENGTHENING.store(true, std::sync::atomic::Ordering::Relaxed);
             s.strengthen = cfg.strengthen.clone();
         }
     }
@@ -148,7 +148,7 @@ impl c11check_explore::Driver for WorkerDriver {
 impl Drop for WorkerDriver {
     fn drop(&mut self) {
         self.0.leave();
-        crate::set_worker(None);
+        crate::cell::set_worker(None);
     }
 }
 
@@ -188,7 +188,7 @@ fn run_parallel(
     let config = explorer_config(cfg);
     let next_worker = std::sync::atomic::AtomicU32::new(0);
     let make = || {
-        crate::set_worker(Some(
+        crate::cell::set_worker(Some(
             next_worker.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         ));
         let driver = new_driver(&main, cfg);
@@ -245,7 +245,7 @@ fn run_random_parallel(
     config.max_executions = None;
     let make = |w: usize| {
         if jobs > 1 {
-            crate::set_worker(Some(w as u32));
+            crate::cell::set_worker(Some(w as u32));
         }
         let driver = new_driver(&main, cfg);
         driver.enter();

@@ -394,7 +394,7 @@ with_pc!(pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", un
 // ---- yielding, sleeping ---------------------------------------------------------
 
 extern "C" fn yield_impl(pc: usize) -> c_int {
-    let kept = crate::caller_state();
+    let kept = crate::process::caller_state();
     if modelled() {
         memory::program_spin_hint(memory::site(pc), Some(kept));
     }
@@ -518,7 +518,7 @@ pub extern "C" fn __VERIFIER_loop_begin() {}
 pub extern "C" fn __VERIFIER_spin_start() {}
 
 extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
-    let kept = crate::caller_state();
+    let kept = crate::process::caller_state();
     if modelled() && cond == 0 {
         memory::program_spin_hint(memory::site(pc), Some(kept));
     }

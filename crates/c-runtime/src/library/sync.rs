@@ -491,7 +491,7 @@ extern "C" fn usleep_impl(us: libc::useconds_t, pc: usize) -> c_int {
     if !crate::memory::program_call(pc) {
         passed_on!(c"usleep"; fn(libc::useconds_t) -> c_int, us);
     }
-    sleep_now(memory::site(pc), Some(crate::caller_state()));
+    sleep_now(memory::site(pc), Some(crate::process::caller_state()));
     0
 }
 with_pc!(usleep(us: libc::useconds_t) -> c_int, "rsi", usleep_impl);
@@ -500,7 +500,7 @@ extern "C" fn sleep_impl(s: u32, pc: usize) -> u32 {
     if !crate::memory::program_call(pc) {
         passed_on!(c"sleep"; fn(u32) -> u32, s);
     }
-    sleep_now(memory::site(pc), Some(crate::caller_state()));
+    sleep_now(memory::site(pc), Some(crate::process::caller_state()));
     0
 }
 with_pc!(sleep(s: u32) -> u32, "rsi", sleep_impl);
@@ -513,7 +513,7 @@ extern "C" fn nanosleep_impl(
     if !crate::memory::program_call(pc) {
         passed_on!(c"nanosleep"; fn(*const libc::timespec, *mut libc::timespec) -> c_int, t, rem);
     }
-    sleep_now(memory::site(pc), Some(crate::caller_state()));
+    sleep_now(memory::site(pc), Some(crate::process::caller_state()));
     0
 }
 with_pc!(nanosleep(t: *const libc::timespec, rem: *mut libc::timespec) -> c_int, "rdx", nanosleep_impl);
@@ -528,7 +528,7 @@ extern "C" fn clock_nanosleep_impl(
     if !crate::memory::program_call(pc) {
         passed_on!(c"clock_nanosleep"; fn(libc::clockid_t, c_int, *const libc::timespec, *mut libc::timespec) -> c_int, c, flags, t, rem);
     }
-    sleep_now(memory::site(pc), Some(crate::caller_state()));
+    sleep_now(memory::site(pc), Some(crate::process::caller_state()));
     0
 }
 with_pc!(clock_nanosleep(c: libc::clockid_t, f: c_int, t: *const libc::timespec, rem: *mut libc::timespec) -> c_int, "r8", clock_nanosleep_impl);

@@ -105,7 +105,7 @@ pub extern "C-unwind" fn thrd_exit(res: c_int) -> ! {
 
 extern "C" fn thrd_yield_impl(pc: usize) {
     if modelled() {
-        sleep_now(memory::site(pc), Some(crate::caller_state()));
+        sleep_now(memory::site(pc), Some(crate::process::caller_state()));
     }
 }
 with_pc!(thrd_yield(), "rdi", thrd_yield_impl);
@@ -118,7 +118,7 @@ extern "C" fn thrd_sleep_impl(
     if !crate::memory::program_call(pc) {
         passed_on!(c"thrd_sleep"; fn(*const libc::timespec, *mut libc::timespec) -> c_int, d, rem);
     }
-    sleep_now(memory::site(pc), Some(crate::caller_state()));
+    sleep_now(memory::site(pc), Some(crate::process::caller_state()));
     0
 }
 with_pc!(thrd_sleep(d: *const libc::timespec, r: *mut libc::timespec) -> c_int, "rdx", thrd_sleep_impl);

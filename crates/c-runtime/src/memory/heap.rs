@@ -519,3 +519,61 @@ pub fn indeterminate(addr: usize, size: usize) -> bool {
     let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, size) };
     bytes.iter().all(|&x| x == POISON)
 }
+
+/// The runtime's own allocations go straight to glibc's allocator, never
+/// through the `malloc` this library defines for the program.
+struct LibcAllocator;
+
+use libc_heap::{__libc_calloc, __libc_free, __libc_malloc, __libc_memalign, __libc_realloc};
+
+// SAFETY: glibc's allocator functions meet `GlobalAlloc`'s contract: blocks
+// are at least 16-byte aligned (larger alignments go through memalign) and
+// stay valid until freed.
+unsafe impl std::alloc::GlobalAlloc for LibcAllocator {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: plain calls into glibc.
+        unsafe {
+            if l.align() <= 16 {
+                __libc_malloc(l.size()).cast()
+            } else {
+                __libc_memalign(l.align(), l.size()).cast()
+            }
+        }
+    }
+    unsafe fn alloc_zeroed(&self, l: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: as in `alloc`; memalign'd blocks are zeroed by hand.
+        unsafe {
+            if l.align() <= 16 {
+                __libc_calloc(1, l.size()).cast()
+            } else {
+                let p: *mut u8 = __libc_memalign(l.align(), l.size()).cast();
+                if !p.is_null() {
+                    std::ptr::write_bytes(p, 0, l.size());
+                }
+                p
+            }
+        }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, _: std::alloc::Layout) {
+        // SAFETY: `p` came from one of the functions above.
+        unsafe { __libc_free(p.cast()) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, size: usize) -> *mut u8 {
+        // SAFETY: as in `alloc`; over-aligned blocks are moved by hand.
+        unsafe {
+            if l.align() <= 16 {
+                __libc_realloc(p.cast(), size).cast()
+            } else {
+                let q: *mut u8 = __libc_memalign(l.align(), size).cast();
+                if !q.is_null() {
+                    std::ptr::copy_nonoverlapping(p, q, l.size().min(size));
+                    __libc_free(p.cast());
+                }
+                q
+            }
+        }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: LibcAllocator = LibcAllocator;

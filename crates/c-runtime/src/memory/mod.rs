@@ -247,7 +247,7 @@ fn set_internal(t: usize, on: bool) -> bool {
 /// its last yield from the same place is not a hint: the loop counts
 /// (`for (i = 0; i < 3; i++) { load; sched_yield(); }`), and cut as a
 /// wait, what follows it would never run. `kept`: the caller's kept state
-/// when the program called (`crate::caller_state()` read at the entry
+/// when the program called (`crate::process::caller_state()` read at the entry
 /// point, before anything could switch threads); `None` for a wait the
 /// runtime makes in a loop of its own (a futex wait), always a hint.
 pub fn program_spin_hint(site: Site, kept: Option<u64>) {
@@ -292,7 +292,7 @@ pub fn internal<R>(f: impl FnOnce() -> R) -> R {
 /// becomes an event, and a loop's turn is marked (see `LoopTracker`).
 pub fn begin(site: Site) {
     // Read before anything that may switch threads (the flush below).
-    let state = crate::caller_state();
+    let state = crate::process::caller_state();
     let t = crate::process::tls::current_thread() as usize;
     // The loop turn this operation starts, if any, and whether the thread
     // just gave a hint of its own.

@@ -21,3 +21,15 @@ pub fn running() -> bool {
 pub fn start_running() {
     RUNNING.store(true, Relaxed);
 }
+
+/// A hash of the state the last instrumented call's caller kept across
+/// it (see `with_pc!`). All modelled threads run on one OS thread, and
+/// each reads it at the start of the call that set it.
+pub(crate) static mut CALLER_STATE: u64 = 0;
+
+/// The state left by the entry point now running (see `with_pc!`).
+pub fn caller_state() -> u64 {
+    // SAFETY: written by the trampoline of the call being handled, on
+    // this OS thread, the only one running the program.
+    unsafe { std::ptr::addr_of!(CALLER_STATE).read() }
+}

@@ -3,7 +3,9 @@
 
 pub(crate) mod overflow;
 
-use crate::{take_last_panic, FiberYielder, Outcome, Request, Shared, ThreadMain, ThreadResult};
+use crate::panics::take_last_panic;
+use crate::protocol::{FiberYielder, Outcome, Request, ThreadMain, ThreadResult};
+use crate::shared::Shared;
 use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
 use std::cell::RefCell;
@@ -59,7 +61,7 @@ pub(crate) fn new_fiber(
             s.yielders[t] = Some(y as *const FiberYielder);
         }
         let result: ThreadResult = catch_unwind(AssertUnwindSafe(body));
-        crate::run_before_op_hook();
+        crate::operations::run_before_op_hook();
         let mut s = shared.borrow_mut();
         if let Err(payload) = &result {
             let (msg, place) =

@@ -39,14 +39,14 @@ pub(crate) fn resume(
     t: u32,
     size: usize,
     input: crate::Outcome,
-) -> CoroutineResult<crate::Request, ()> {
+) -> CoroutineResult<crate::protocol::Request, ()> {
     let running = Running {
         stack: f.trap_handler(),
         thread: t,
         size,
     };
     RUNNING.with(|r| r.set(Some(running)));
-    let hooks = crate::FIBER_HOOKS.get();
+    let hooks = crate::protocol::FIBER_HOOKS.get();
     if let Some((enter, _)) = hooks {
         enter(t);
     }
@@ -163,7 +163,7 @@ fn crashed() {
         // The address is the instruction's own.
         format!("{what} at {}", crate::Site::Pc(pc + 1))
     };
-    crate::record_crash(t as u32, msg);
+    crate::operations::record_crash(t as u32, msg);
 }
 
 /// The signal handler: reports an overflow of the running fiber's stack and

@@ -1,0 +1,52 @@
+//! Where a visible operation comes from: a line of Rust source or an
+//! instruction of a compiled program, as reports show it.
+
+use std::panic::Location;
+
+/// Where a visible operation comes from (for reports): a line of Rust
+/// source, or the address of an instruction of a compiled C/C++ program
+/// (shown as `file:line` through [`set_pc_resolver`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Site {
+    /// A Rust source location (`#[track_caller]`).
+    Rust(&'static Location<'static>),
+    /// A return address in a compiled program.
+    Pc(usize),
+}
+
+impl Site {
+    /// The source location of the caller (through `#[track_caller]`
+    /// functions, the first caller that is not one).
+    #[track_caller]
+    #[inline]
+    pub const fn caller() -> Site {
+        Site::Rust(Location::caller())
+    }
+}
+
+impl From<&'static Location<'static>> for Site {
+    fn from(l: &'static Location<'static>) -> Site {
+        Site::Rust(l)
+    }
+}
+
+/// How [`Site::Pc`] sites are shown: set once by a runtime for compiled
+/// programs (which reads the program's debug information).
+static PC_RESOLVER: std::sync::OnceLock<fn(usize) -> String> = std::sync::OnceLock::new();
+
+/// Sets how instruction addresses are shown in reports (`file:line`).
+pub fn set_pc_resolver(f: fn(usize) -> String) {
+    let _ = PC_RESOLVER.set(f);
+}
+
+impl std::fmt::Display for Site {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Site::Rust(l) => write!(f, "{l}"),
+            Site::Pc(pc) => match PC_RESOLVER.get() {
+                Some(resolve) => f.write_str(&resolve(*pc)),
+                None => write!(f, "{pc:#x}"),
+            },
+        }
+    }
+}
