@@ -3,6 +3,7 @@
 //! must explore (the maximal extension, the canonical sources).
 
 use super::*;
+use c11check_model::Loc;
 
 impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
     /// Pushes every allowed backward revisit of the reads added before write
@@ -23,25 +24,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
                 "revisits computed on an inconsistent graph"
             );
         }
-        // Reads before `w` in its thread are in its prefix.
-        let mut reads: Vec<EventId> = Vec::new();
-        for t in 0..g.num_threads() as u32 {
-            let from = if t == w.thread {
-                w.index as usize + 1
-            } else {
-                0
-            };
-            let events = g.thread_events(t);
-            for (i, e) in events.iter().enumerate().skip(from) {
-                if e.revisitable
-                    && e.loc() == Some(loc)
-                    && e.is_read()
-                    && !(commute && e.is_refcount())
-                {
-                    reads.push(EventId::new(t, i as u32));
-                }
-            }
-        }
+        let mut reads = revisitable_reads(g, w, loc, commute);
         // Most writes have no read to revisit: the prefix is computed only
         // for those that do.
         if reads.is_empty() {
@@ -74,21 +57,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             if self.tick() {
                 return;
             }
-            let rstamp = g.event(r).stamp;
-            let mut keep = View(
-                (0..g.num_threads() as u32)
-                    .map(|t| {
-                        g.thread_events(t)
-                            .iter()
-                            .take_while(|e| e.stamp < rstamp)
-                            .count() as u32
-                    })
-                    .collect(),
-            );
-            keep.include(r);
-            for (t, &n) in prefix.0.iter().enumerate() {
-                keep.0[t] = keep.0[t].max(n);
-            }
+            let keep = kept_by_revisit(g, r, &prefix);
             // Where `w` stole `r`'s source: whether that write is forced last
             // in the kept events without `r` and `w` (asked at most once).
             let stolen_last = std::cell::OnceCell::new();
@@ -111,18 +80,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             let mut without_r = keep.clone();
             without_r.0[r.thread as usize] = r.index;
             let mut base = Some(g.restrict(&without_r));
-            let spurious: &[bool] = match g.event(r).action {
-                Action::Cas {
-                    weak: true,
-                    expected,
-                    ..
-                } if expected == g.written_value(w)
-                    && crate::step::may_fail_spuriously(g, r, loc, w) =>
-                {
-                    &[false, true]
-                }
-                _ => &[false],
-            };
+            let spurious = spurious_outcomes(g, r, w, loc);
             // A lock acquisition revisited by a write that holds the lock
             // (a take, by one that leaves too few permits) would find it
             // held and wait: instead it is taken back, and its thread tries
@@ -448,6 +406,64 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             }
         }
         true
+    }
+}
+
+/// The reads `w` may revisit: revisitable reads of its location (a
+/// commuting reference count's are never revisited) not before it in its
+/// thread (those are in its prefix).
+fn revisitable_reads(g: &ExecutionGraph, w: EventId, loc: Loc, commute: bool) -> Vec<EventId> {
+    let mut reads = Vec::new();
+    for t in 0..g.num_threads() as u32 {
+        let from = if t == w.thread {
+            w.index as usize + 1
+        } else {
+            0
+        };
+        let events = g.thread_events(t);
+        for (i, e) in events.iter().enumerate().skip(from) {
+            if e.revisitable && e.loc() == Some(loc) && e.is_read() && !(commute && e.is_refcount())
+            {
+                reads.push(EventId::new(t, i as u32));
+            }
+        }
+    }
+    reads
+}
+
+/// The events a revisit of `r` keeps: those added before `r`, `r`, and the
+/// revisiting write's porf-prefix.
+fn kept_by_revisit(g: &ExecutionGraph, r: EventId, prefix: &View) -> View {
+    let rstamp = g.event(r).stamp;
+    let mut keep = View(
+        (0..g.num_threads() as u32)
+            .map(|t| {
+                g.thread_events(t)
+                    .iter()
+                    .take_while(|e| e.stamp < rstamp)
+                    .count() as u32
+            })
+            .collect(),
+    );
+    keep.include(r);
+    for (t, &n) in prefix.0.iter().enumerate() {
+        keep.0[t] = keep.0[t].max(n);
+    }
+    keep
+}
+
+/// Whether `r` reading `w` fails spuriously, for each outcome explored: a
+/// weak compare-exchange that would succeed may also fail.
+fn spurious_outcomes(g: &ExecutionGraph, r: EventId, w: EventId, loc: Loc) -> &'static [bool] {
+    match g.event(r).action {
+        Action::Cas {
+            weak: true,
+            expected,
+            ..
+        } if expected == g.written_value(w) && crate::step::may_fail_spuriously(g, r, loc, w) => {
+            &[false, true]
+        }
+        _ => &[false],
     }
 }
 
