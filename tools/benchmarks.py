@@ -99,11 +99,26 @@ def compare(ident, old, new):
     worst = []
     for t_old, t_new in zip(tables(old), tables(new)):
         header = t_new[0]
-        timed = [i for i, h in enumerate(header) if "time" in h.lower() or h.endswith(" job") or h.endswith(" jobs") or "(s)" in h]
+        timed = [
+            i
+            for i, h in enumerate(header)
+            if ("time" in h.lower() or h.endswith(" job") or h.endswith(" jobs") or "(s)" in h)
+            and "repair" not in h
+        ]
         counted = [i for i, h in enumerate(header) if "executions" in h.lower() and "/s" not in h]
-        rows_old = {r[0] + "|" + (r[1] if len(r) > 1 else ""): r for r in t_old[2:]}
-        for r in t_new[2:]:
-            key = r[0] + "|" + (r[1] if len(r) > 1 else "")
+        def keyed(rows):
+            # A row is known by its first cell and, where that repeats
+            # (one program's tools, one run's sizes), by its place among
+            # the rows that share it.
+            seen, out = {}, {}
+            for r in rows:
+                n = seen.get(r[0], 0)
+                seen[r[0]] = n + 1
+                out[(r[0], n)] = r
+            return out
+
+        rows_old = keyed(t_old[2:])
+        for key, r in keyed(t_new[2:]).items():
             o = rows_old.get(key)
             if o is None or len(o) != len(r):
                 continue
