@@ -114,21 +114,7 @@ impl<D: Driver, V: Visitor> Explorer<'_, D, V> {
             if prefix.contains(e) {
                 continue;
             }
-            let estamp = ev.stamp;
-            let mut keep = View(
-                (0..g.num_threads() as u32)
-                    .map(|t| {
-                        g.thread_events(t)
-                            .iter()
-                            .take_while(|x| x.stamp < estamp)
-                            .count() as u32
-                    })
-                    .collect(),
-            );
-            keep.include(e);
-            for (t, &n) in prefix.0.iter().enumerate() {
-                keep.0[t] = keep.0[t].max(n);
-            }
+            let keep = super::revisits::kept_by_revisit(g, e, &prefix);
             let counts = counts.get_or_init(|| CountChains::of(g, self.commute));
             if !self.maximal_extension(g, &keep, e, d, true, &|| false, counts) {
                 continue;

@@ -433,7 +433,7 @@ fn revisitable_reads(g: &ExecutionGraph, w: EventId, loc: Loc, commute: bool) ->
 
 /// The events a revisit of `r` keeps: those added before `r`, `r`, and the
 /// revisiting write's porf-prefix.
-fn kept_by_revisit(g: &ExecutionGraph, r: EventId, prefix: &View) -> View {
+pub(super) fn kept_by_revisit(g: &ExecutionGraph, r: EventId, prefix: &View) -> View {
     let rstamp = g.event(r).stamp;
     let mut keep = View(
         (0..g.num_threads() as u32)
