@@ -75,6 +75,7 @@ fn usage_error(msg: &str) -> ! {
 const C_MAX_STEPS: u32 = 1_000_000;
 
 fn config() -> RunConfig {
+    c11check_runtime::settings::set_step_bound_setting("C11CHECK_MAX_STEPS");
     let model = match std::env::var("C11CHECK_MODEL") {
         Ok(name) => Model::from_name(name.trim()).unwrap_or_else(|| {
             usage_error(&format!(
@@ -751,6 +752,8 @@ fn run_in_processes(
         stats,
         behaviours: None,
         operations,
+        // Worker processes do not report it.
+        peak_stores: None,
     })
 }
 

@@ -232,6 +232,87 @@ fn live_long_execution() {
         .check(|| writer_and_reader(200_000, false));
 }
 
+/// The main thread spawns a writer and a reader and joins them: while it
+/// waits to join, it will read nothing before it has seen all the writer
+/// did, so the memory keeps only what the reader may still read. 100,000
+/// stores peak at a few thousand in memory (before, every store stayed:
+/// the waiting main thread could have read any of them).
+#[test]
+fn a_thread_waiting_to_join_keeps_no_stores_alive() {
+    const STORES: usize = 100_000;
+    let summary = Builder::new()
+        .random(1)
+        .live()
+        .max_steps(1_000_000)
+        .explore(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let stop = Arc::new(AtomicUsize::new(0));
+            let (wx, rx, ws) = (x.clone(), x.clone(), stop.clone());
+            // A load between stores ends each run of stores (which the
+            // live scheduler lets go on uninterrupted), so the reader runs
+            // along.
+            let writer = thread::spawn(move || {
+                for i in 1..=STORES {
+                    wx.store(i, Ordering::Relaxed);
+                    if ws.load(Ordering::Relaxed) != 0 {
+                        break;
+                    }
+                }
+            });
+            let reader = thread::spawn(move || {
+                let mut last = 0;
+                while last < STORES {
+                    let v = rx.load(Ordering::Relaxed);
+                    assert!(v >= last);
+                    last = v;
+                }
+            });
+            writer.join().unwrap();
+            reader.join().unwrap();
+        })
+        .unwrap_or_else(|r| panic!("{r}"));
+    let peak = summary.peak_stores.expect("a live run reports its peak");
+    assert!(peak < 20_000, "{peak} stores at once");
+}
+
+/// A long run that keeps writing is no livelock: the step bound counts a
+/// thread's operations since it last wrote. A writer of 50,000 stores
+/// passes under a bound of 10,000; a reader that spins (no hint) on a flag
+/// nobody sets is still stopped at the bound.
+#[test]
+fn the_live_step_bound_counts_operations_since_the_last_write() {
+    Builder::new().random(2).live().max_steps(10_000).check(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let wx = x.clone();
+        let writer = thread::spawn(move || {
+            for i in 1..=50_000 {
+                wx.store(i, Ordering::Relaxed);
+            }
+        });
+        writer.join().unwrap();
+        assert_eq!(x.load(Ordering::Relaxed), 50_000);
+    });
+    let r = Builder::new()
+        .random(1)
+        .live()
+        .max_steps(10_000)
+        .explore(|| {
+            let flag = AtomicUsize::new(0);
+            let mut n = 0u64;
+            while flag.load(Ordering::Relaxed) == 0 {
+                n += 1;
+            }
+            assert!(n > 0);
+        })
+        .expect_err("a spin nothing ends");
+    assert_eq!(r.failure.kind, FailureKind::Livelock, "{r}");
+    assert!(
+        r.failure.message.contains("since it last wrote"),
+        "{}",
+        r.failure.message
+    );
+}
+
 /// PCT scheduling (depth 2) finds the seqlock bug too, and its replay string
 /// (seed, depth, steps) reproduces it.
 #[test]

@@ -123,6 +123,10 @@ pub struct Summary {
     /// Live random runs: visible operations performed, all iterations
     /// together (for throughput).
     pub operations: Option<u64>,
+    /// Live random runs: the most stores the live memory held at once in
+    /// one execution (flat in an execution's length while its threads keep
+    /// reading newer stores; see `model::live_memory`'s pruning).
+    pub peak_stores: Option<usize>,
 }
 
 impl Summary {
@@ -134,6 +138,7 @@ impl Summary {
             stats,
             behaviours: None,
             operations: None,
+            peak_stores: None,
         }
     }
 }

@@ -343,7 +343,8 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                     ),
                     None => (
                         format!(
-                            "thread {t} performed {len} visible operations without finishing (the step bound; raise it with `Builder::max_steps` or C11CHECK_MAX_STEPS if the test is just long)"
+                            "thread {t} performed {len} visible operations without finishing (the step bound; raise it with {} if the test is just long)",
+                            crate::settings::step_bound_setting()
                         ),
                         vec![],
                     ),

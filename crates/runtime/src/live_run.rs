@@ -106,7 +106,11 @@ impl Pending {
 struct Thread {
     fiber: Option<Fiber>,
     pending: Option<Pending>,
-    steps: u32,
+    steps: u64,
+    /// `steps` when the thread last changed memory (a store, or a
+    /// read-modify-write or compare-exchange that wrote another value):
+    /// the live step bound counts the steps since.
+    steps_at_write: u64,
     /// A lock wait: the location and how many stores it had when the
     /// thread found it held (it retries once another store comes).
     lock_wait: Option<(c11check_model::Loc, u64)>,
@@ -220,6 +224,10 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A live run's thread that keeps writing is stopped at this many times
+/// the step bound (see `Execution::over_step_bound`).
+const TOTAL_STEPS_FACTOR: u64 = 1000;
+
 /// Operations each live execution keeps for a report (the last ones).
 const RECENT: usize = 40;
 
@@ -248,6 +256,7 @@ impl<'a> Execution<'a> {
                 fiber: None,
                 pending: None,
                 steps: 0,
+                steps_at_write: 0,
                 lock_wait: None,
                 last_cas_read: None,
                 parked: None,
@@ -306,6 +315,12 @@ impl<'a> Execution<'a> {
                 Pending::Act(action, bind, site)
             }
         };
+        // A thread that waits to join another reads nothing before it has
+        // seen all that thread did: the memory need not keep, for it, the
+        // stores that thread has passed.
+        if let Pending::Act(Action::Join { child }, ..) = pending {
+            self.mem.wait_join(t as u32, child);
+        }
         self.threads[t].pending = Some(pending);
         self.threads[t].park_considered = false;
     }
@@ -445,13 +460,8 @@ impl<'a> Execution<'a> {
             )
             .then_some(t);
             self.threads[t].steps += 1;
-            if self.threads[t].steps > self.cfg.runtime.max_steps {
-                let bound = self.cfg.runtime.max_steps;
-                return self.endless_wait(
-                    t,
-                    &format!("in {bound} steps (the step bound)"),
-                    &format!("performed {bound} visible operations without finishing (the step bound; raise it with `Builder::max_steps` if the test is just long)"),
-                );
+            if let Some(end) = self.over_step_bound(t) {
+                return end;
             }
             self.ops += 1;
             let pending = self.threads[t]
@@ -529,9 +539,39 @@ impl<'a> Execution<'a> {
                     }
                     self.progress += 1;
                     self.threads[t].steps = 0;
+                    self.threads[t].steps_at_write = 0;
                 }
             }
         }
+    }
+
+    /// Whether thread `t` went past the step bound, and how the execution
+    /// ends then. A long run that keeps changing memory is no livelock:
+    /// the bound counts the steps since the thread last wrote (a loop that
+    /// only reads while nothing it reads changes, or spins past what it
+    /// could be waiting for); a thread that writes all along is stopped
+    /// only at [`TOTAL_STEPS_FACTOR`] times the bound (a program that
+    /// never ends).
+    fn over_step_bound(&self, t: usize) -> Option<End> {
+        let bound = self.cfg.runtime.max_steps;
+        let th = &self.threads[t];
+        let how = crate::settings::step_bound_setting();
+        if th.steps - th.steps_at_write > bound as u64 {
+            return Some(self.endless_wait(
+                t,
+                &format!("in {bound} steps (the step bound)"),
+                &format!("performed {bound} visible operations since it last wrote to memory (the step bound; raise it with {how} if the thread just reads for that long)"),
+            ));
+        }
+        let total = (bound as u64).saturating_mul(TOTAL_STEPS_FACTOR);
+        if th.steps > total {
+            return Some(self.endless_wait(
+                t,
+                &format!("in {total} steps ({TOTAL_STEPS_FACTOR} times the step bound)"),
+                &format!("performed {total} visible operations without finishing ({TOTAL_STEPS_FACTOR} times the step bound; raise it with {how} if the program is just that long)"),
+            ));
+        }
+        None
     }
 
     /// How an execution ends when thread `t` waits forever: a timed wait
@@ -740,6 +780,8 @@ impl<'a> Execution<'a> {
                 }
                 if changed {
                     self.progress += 1;
+                    let th = &mut self.threads[t];
+                    th.steps_at_write = th.steps;
                 }
                 seq = Some(self.mem.last_seq(tid));
                 read_from = p.read_from;
@@ -1042,6 +1084,8 @@ struct LiveChunk {
     behaviours: std::collections::HashSet<u64>,
     iterations: u64,
     ops: u64,
+    /// The most stores the live memory held at once in one iteration.
+    peak_stores: usize,
 }
 
 /// Whether two failures are the same bug: the same kind and first line of
@@ -1068,6 +1112,7 @@ impl LiveChunk {
         self.behaviours.extend(later.behaviours);
         self.iterations += later.iterations;
         self.ops += later.ops;
+        self.peak_stores = self.peak_stores.max(later.peak_stores);
     }
 }
 
@@ -1222,6 +1267,7 @@ pub(crate) fn run_live(
         behaviours,
         iterations: iterations_run,
         ops,
+        peak_stores,
     } = whole;
     if let Some(mut worker) = worker {
         confirm_stale_reads(&main, cfg, sched, &mut worker, &mut found);
@@ -1247,6 +1293,7 @@ pub(crate) fn run_live(
             stats,
             behaviours: Some(behaviours.len() as u64),
             operations: Some(ops),
+            peak_stores: Some(peak_stores),
         }),
     }
 }
@@ -1330,6 +1377,7 @@ fn run_chunk(
         let it = run_seed(worker, RECENT);
         let (end, recent, it_ops, it_recorded) = (it.end, it.trace, it.ops, it.recorded);
         out.ops += it.ops;
+        out.peak_stores = out.peak_stores.max(it.peak_stores);
         progress.iteration_done(it.ops);
         steps = steps.max(it.ops);
         out.behaviours.insert(it.behaviour);
@@ -1588,6 +1636,8 @@ struct Iteration {
     /// Memory operations performed (what the trace would show in full).
     recorded: u64,
     ops: u64,
+    /// The most stores its live memory held at once.
+    peak_stores: usize,
     /// Which behaviour it showed (see `Thread::reads_hash`).
     behaviour: u64,
     /// A probe's answer (see `LiveRobustness::probe`).
@@ -1650,6 +1700,7 @@ fn run_iteration(
         ex.pct = Some(Pct::new(depth, steps_now, &mut ex.rng));
     }
     let end = ex.run(main.clone());
+    let peak_stores = ex.mem.stats().peak_stores;
     let robust_verdict = ex.robust.as_ref().and_then(|(r, _)| r.verdict);
     let recent: Vec<LiveOp> = ex.recent.drain(..).collect();
     let behaviour = ex.threads.iter().fold(0u64, |h, th| mix(h ^ th.reads_hash));
@@ -1660,6 +1711,7 @@ fn run_iteration(
         trace: recent,
         recorded,
         ops,
+        peak_stores,
         behaviour,
         robust_verdict,
     }

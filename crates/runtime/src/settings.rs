@@ -1,6 +1,24 @@
 //! The `C11CHECK_*` environment variables c11check knows: a misspelled one
 //! would otherwise be ignored without a word.
 
+/// How the program being checked raises the step bound, for messages: a
+/// front end sets it once (C programs: `C11CHECK_MAX_STEPS`).
+static STEP_BOUND_SETTING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Says how the program being checked raises the step bound (see
+/// [`step_bound_setting`]); the first call wins.
+pub fn set_step_bound_setting(how: &'static str) {
+    let _ = STEP_BOUND_SETTING.set(how);
+}
+
+/// How the step bound is raised, as messages say it.
+pub fn step_bound_setting() -> &'static str {
+    STEP_BOUND_SETTING
+        .get()
+        .copied()
+        .unwrap_or("`Builder::max_steps` or C11CHECK_MAX_STEPS")
+}
+
 /// Every variable some part of c11check reads (the Rust API, the C
 /// runtime, `c11check cc`, the test suites and benchmarks).
 pub const KNOWN: &[&str] = &[

@@ -33,7 +33,10 @@ fn timed(cmd: &Path, args: &[String]) -> Result<(f64, u64), String> {
         .find_map(|l| l.strip_prefix("long-c-time "))
         .ok_or_else(|| format!("no timing in:\n{err}"))?;
     if !out.status.success() {
-        let last: Vec<&str> = err.lines().filter(|l| !l.starts_with("long-c-time")).collect();
+        let last: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.starts_with("long-c-time"))
+            .collect();
         let tail = last[last.len().saturating_sub(3)..].join(" / ");
         return Err(format!("failed: {tail}"));
     }
@@ -62,7 +65,11 @@ fn build(compiler: &[&str], src: &Path, exe: &Path, extra: &[&str]) {
         .arg("-lpthread")
         .status()
         .unwrap_or_else(|e| panic!("{}: {e}", compiler[0]));
-    assert!(status.success(), "building {} with {compiler:?}", src.display());
+    assert!(
+        status.success(),
+        "building {} with {compiler:?}",
+        src.display()
+    );
 }
 
 fn main() {
