@@ -360,3 +360,77 @@ int main() {{
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("data race on data"), "{err}");
 }
+
+const SEMAPHORE: &str = r#"#include <pthread.h>
+#include <semaphore.h>
+#include <assert.h>
+#include <errno.h>
+sem_t items;
+int data;
+void *producer(void *a) {
+  data = 42;
+  sem_post(&items);
+  return 0;
+}
+int main() {
+  sem_init(&items, 0, 0);
+  pthread_t t; pthread_create(&t, 0, producer, 0);
+  TAKE
+  assert(data == 42);
+  int v = -1; sem_getvalue(&items, &v); assert(v == 0);
+  pthread_join(t, 0);
+  sem_destroy(&items);
+  return 0;
+}
+"#;
+
+/// POSIX semaphores: a wait takes what a post gave, and the post happens
+/// before it (the producer's plain write is seen, no race); a wait costs
+/// no execution of its own. `sem_trywait` fails with `EAGAIN` where the
+/// count is 0 (then the plain read races with the write), a timed wait
+/// may time out (both explored; in a loop, not twice in a row at one
+/// place, so the loop ends), and a wait nothing posts is a deadlock.
+#[test]
+fn semaphores_order_a_post_before_the_wait_that_takes_it() {
+    let waits = build("sem_wait", &SEMAPHORE.replace("TAKE", "sem_wait(&items);"));
+    assert_passes(&waits, &[], 1);
+
+    let tries = build(
+        "sem_trywait",
+        &SEMAPHORE.replace(
+            "TAKE",
+            "if (sem_trywait(&items) != 0) { assert(errno == EAGAIN); sem_wait(&items); }",
+        ),
+    );
+    assert_passes(&tries, &[], 2);
+
+    let timed = build(
+        "sem_timedwait",
+        &SEMAPHORE.replace(
+            "TAKE",
+            "struct timespec ts = {0, 0}; while (sem_timedwait(&items, &ts) != 0) assert(errno == ETIMEDOUT);",
+        ),
+    );
+    // The post came first; or the wait found nothing and waited, or timed
+    // out, and then the next turn found the post or waited for it.
+    assert_passes(&timed, &[], 4);
+
+    let racy = build(
+        "sem_racy",
+        &SEMAPHORE.replace(
+            "TAKE",
+            "if (sem_trywait(&items) != 0 && data != 42) { pthread_join(t, 0); return 0; }",
+        ),
+    );
+    let (code, err) = run(&racy, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("data race"), "{err}");
+
+    let stuck = build(
+        "sem_stuck",
+        &SEMAPHORE.replace("TAKE", "sem_wait(&items); sem_wait(&items);"),
+    );
+    let (code, err) = run(&stuck, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("deadlock"), "{err}");
+}

@@ -1,13 +1,14 @@
 //! The C and C++ library calls a program makes that the model must see:
 //! threads, locks, condition variables and the calls that end a thread or
 //! the program ([`pthread`], [`sync`]), C11 threads ([`threads`]), clocks
-//! and sleeping ([`clock`]), thread-specific keys ([`keys`]) and the C++
-//! runtime's ([`cxx`]). Outside a modelled thread each goes to libc's.
+//! and sleeping ([`clock`]), thread-specific keys ([`keys`]), POSIX
+//! semaphores ([`semaphores`]) and the C++ runtime's ([`cxx`]). Outside a modelled thread each goes to libc's.
 
 #[macro_use]
 pub mod pthread;
 pub mod clock;
 pub mod cxx;
 pub mod keys;
+pub mod semaphores;
 pub mod sync;
 pub mod threads;

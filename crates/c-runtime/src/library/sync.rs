@@ -218,17 +218,50 @@ pub(crate) fn acquire_shares(
         }
         Acquire::Timed => {
             if take(addr, init, n, MemOrder::Acquire, false, site) {
+                forget_time_out();
                 return 0;
             }
-            if explored_choice(site) {
+            // A thread's timed wait that timed out at this site last time
+            // waits this time: a loop around a timed wait would otherwise
+            // time out at every turn, without end.
+            if !timed_out_here_last(site) && explored_choice(site) {
+                note_time_out(site);
                 return libc::ETIMEDOUT;
             }
+            forget_time_out();
             c11check_runtime::set_waiting(Some(c11check_runtime::TIMED_WAIT));
             take(addr, init, n, MemOrder::Acquire, true, site);
             c11check_runtime::set_waiting(None);
             0
         }
     }
+}
+
+thread_local! {
+    /// Per modelled thread: the execution and site of its last timed
+    /// acquisition that timed out, while it has taken nothing since.
+    static TIMED_OUT: RefCell<HashMap<u32, (u32, Site)>> = RefCell::new(HashMap::new());
+}
+
+fn timed_out_here_last(site: Site) -> bool {
+    let (me, g) = (
+        c11check_runtime::current_thread(),
+        c11check_runtime::generation(),
+    );
+    TIMED_OUT.with(|t| t.borrow().get(&me) == Some(&(g, site)))
+}
+
+fn note_time_out(site: Site) {
+    let (me, g) = (
+        c11check_runtime::current_thread(),
+        c11check_runtime::generation(),
+    );
+    TIMED_OUT.with(|t| t.borrow_mut().insert(me, (g, site)));
+}
+
+fn forget_time_out() {
+    let me = c11check_runtime::current_thread();
+    TIMED_OUT.with(|t| t.borrow_mut().remove(&me));
 }
 
 fn rw_lock(l: *mut libc::pthread_rwlock_t, write: bool, how: Acquire, site: Site) -> c_int {
