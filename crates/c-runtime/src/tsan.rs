@@ -43,11 +43,12 @@ pub extern "C" fn __tsan_vptr_read(_p: *mut usize) {}
 
 // ---- plain accesses -------------------------------------------------------
 
-/// Whether an access to `addr` is an event: made by a modelled thread, and
-/// not to its thread-local storage.
+/// Whether an access to `addr` is an event: made by a modelled thread, not
+/// to its thread-local storage, and not in a region the program asked not
+/// to check (`AnnotateIgnoreReadsBegin`).
 #[inline]
 fn shared(addr: usize) -> bool {
-    modelled() && !crate::process::tls::contains(addr)
+    modelled() && !crate::process::tls::contains(addr) && !memory::ignoring_accesses()
 }
 
 extern "C" fn read_impl<const N: usize>(addr: usize, pc: usize) {

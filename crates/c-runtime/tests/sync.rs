@@ -434,3 +434,78 @@ fn semaphores_order_a_post_before_the_wait_that_takes_it() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("deadlock"), "{err}");
 }
+
+const ANNOTATED: &str = r#"#include <pthread.h>
+#include <stdatomic.h>
+#include <assert.h>
+void AnnotateHappensBefore(const char *f, int l, void *addr);
+void AnnotateHappensAfter(const char *f, int l, void *addr);
+void AnnotateBenignRaceSized(const char *f, int l, const volatile void *mem, long size, const char *desc);
+void AnnotateIgnoreReadsBegin(const char *f, int l);
+void AnnotateIgnoreReadsEnd(const char *f, int l);
+void AnnotateRWLockCreate(const char *f, int l, void *m);
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+int data, hits, unchecked;
+atomic_int flag;
+void *producer(void *a) {
+  data = 42;
+  AnnotateHappensBefore(__FILE__, __LINE__, &flag);
+  __tsan_release(&data);
+  atomic_store_explicit(&flag, 1, memory_order_release);
+  unchecked = 1;
+  hits++;
+  return 0;
+}
+int main() {
+  BENIGN
+  AnnotateRWLockCreate(__FILE__, __LINE__, &data);
+  pthread_t t; pthread_create(&t, 0, producer, 0);
+  while (!atomic_load_explicit(&flag, memory_order_acquire)) ;
+  AnnotateHappensAfter(__FILE__, __LINE__, &flag);
+  __tsan_acquire(&data);
+  assert(data == 42);
+  IGNORE_BEGIN
+  int u = unchecked;
+  IGNORE_END
+  assert(u == 0 || u == 1);
+  hits++;
+  pthread_join(t, 0);
+  return 0;
+}
+"#;
+
+/// ThreadSanitizer's annotations link and mean what they say: a program
+/// built for ThreadSanitizer that annotates its synchronization
+/// (happens-before/after, `__tsan_acquire`/`release`), declares a
+/// statistics counter's race benign and reads a racy flag inside an
+/// ignore region passes; without the benign-race annotation the counter's
+/// race is reported, without the ignore region the flag's.
+#[test]
+fn thread_sanitizer_annotations_are_honoured() {
+    let benign = "AnnotateBenignRaceSized(__FILE__, __LINE__, &hits, sizeof hits, \"statistics\");";
+    let ignore_begin = "AnnotateIgnoreReadsBegin(__FILE__, __LINE__);";
+    let ignore_end = "AnnotateIgnoreReadsEnd(__FILE__, __LINE__);";
+    let program = |b: &str, i: &str, e: &str| {
+        ANNOTATED
+            .replace("BENIGN", b)
+            .replace("IGNORE_BEGIN", i)
+            .replace("IGNORE_END", e)
+    };
+    let annotated = build("annotated", &program(benign, ignore_begin, ignore_end));
+    let (code, err) = run(&annotated, &[]);
+    assert_eq!(code, 0, "{err}");
+
+    let racy = build("annotated_racy", &program("", ignore_begin, ignore_end));
+    let (code, err) = run(&racy, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("data race") && err.contains("hits"), "{err}");
+
+    let checked = build("annotated_checked", &program(benign, "", ""));
+    let (code, err) = run(&checked, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("data race") && err.contains("unchecked"),
+        "{err}"
+    );
+}

@@ -50,7 +50,12 @@ pub(crate) fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failur
     } else {
         ex.analysis.races()
     };
-    if let Some((a, b)) = races.into_iter().next() {
+    let benign = |a: EventId| {
+        g.event(a)
+            .loc()
+            .is_some_and(|l| state.0.borrow().benign_race(l))
+    };
+    if let Some((a, b)) = races.into_iter().find(|&(a, _)| !benign(a)) {
         let site = |id: EventId| {
             state
                 .site(id)

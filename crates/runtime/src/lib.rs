@@ -64,7 +64,7 @@ pub use report::{
 };
 pub use run::run;
 pub use shared::{
-    bound_location, current_thread, generation, in_model, name_object, weak_cas_may_fail,
-    SCOPE_PANIC,
+    annotate_benign_race, bound_location, current_thread, generation, in_model, name_object,
+    weak_cas_may_fail, SCOPE_PANIC,
 };
 pub use site::{set_pc_resolver, Site};

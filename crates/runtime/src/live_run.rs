@@ -797,7 +797,8 @@ impl<'a> Execution<'a> {
                         ));
                     }
                 }
-                if let Some(other) = p.race.filter(|_| !self.shared.borrow().ignore_races) {
+                let reported = |s: &Shared| !s.ignore_races && !s.benign_race(loc);
+                if let Some(other) = p.race.filter(|_| reported(&self.shared.borrow())) {
                     // The other access, if the recent operations still hold it.
                     let earlier = self
                         .recent

@@ -400,3 +400,33 @@ pub fn bound_location(cell: &LocCell) -> Option<Loc> {
 /// What a scope panics with when one of its threads panicked (as std's
 /// does): reports lead with that thread's panic instead.
 pub const SCOPE_PANIC: &str = "a scoped thread panicked";
+
+/// Address ranges whose races the program declared benign
+/// (ThreadSanitizer's `AnnotateBenignRaceSized`): for the whole process, as
+/// ThreadSanitizer keeps them.
+static BENIGN_RACES: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Declares races on `[start, start + len)` benign: a race on an object
+/// there is not reported.
+pub fn annotate_benign_race(start: usize, len: usize) {
+    let mut b = BENIGN_RACES.lock().unwrap_or_else(|e| e.into_inner());
+    let range = (start, start + len.max(1));
+    if !b.contains(&range) {
+        b.push(range);
+    }
+}
+
+impl Shared {
+    /// Whether a race on `loc` was declared benign (its object lies in a
+    /// range given to [`annotate_benign_race`]).
+    pub(crate) fn benign_race(&self, loc: Loc) -> bool {
+        let b = BENIGN_RACES.lock().unwrap_or_else(|e| e.into_inner());
+        if b.is_empty() {
+            return false;
+        }
+        let Some(Some((addr, _))) = self.bound.get(loc.0 as usize) else {
+            return false;
+        };
+        b.iter().any(|&(s, e)| (s..e).contains(addr))
+    }
+}

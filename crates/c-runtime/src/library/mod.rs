@@ -2,10 +2,12 @@
 //! threads, locks, condition variables and the calls that end a thread or
 //! the program ([`pthread`], [`sync`]), C11 threads ([`threads`]), clocks
 //! and sleeping ([`clock`]), thread-specific keys ([`keys`]), POSIX
-//! semaphores ([`semaphores`]) and the C++ runtime's ([`cxx`]). Outside a modelled thread each goes to libc's.
+//! semaphores ([`semaphores`]), the C++ runtime's ([`cxx`]) and
+//! ThreadSanitizer's annotations ([`annotations`]). Outside a modelled thread each goes to libc's.
 
 #[macro_use]
 pub mod pthread;
+pub mod annotations;
 pub mod clock;
 pub mod cxx;
 pub mod keys;

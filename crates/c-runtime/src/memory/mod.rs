@@ -122,6 +122,9 @@ struct ThreadState {
     /// Where its last yield or sleep was called from, and its caller's
     /// kept state then (see [`program_spin_hint`]).
     last_yield: Option<(usize, u64)>,
+    /// How deep it is in regions whose plain accesses the program asked
+    /// not to check (ThreadSanitizer's `AnnotateIgnore*Begin`).
+    ignoring: u32,
 }
 
 impl ThreadState {
@@ -139,8 +142,37 @@ impl ThreadState {
             internal: false,
             just_spun: false,
             last_yield: None,
+            ignoring: 0,
         }
     }
+}
+
+/// Whether some thread ever entered an ignored region (the plain-access
+/// path looks no further otherwise).
+static ANY_IGNORED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The calling modelled thread enters (`true`) or leaves a region whose
+/// plain accesses are not events: they read and write memory natively and
+/// take part in no race (ThreadSanitizer's ignore annotations).
+pub fn ignore_accesses(enter: bool) {
+    ANY_IGNORED.store(true, std::sync::atomic::Ordering::Relaxed);
+    let t = crate::process::tls::current_thread() as usize;
+    with_thread(t, |s| {
+        s.ignoring = if enter {
+            s.ignoring + 1
+        } else {
+            s.ignoring.saturating_sub(1)
+        }
+    });
+}
+
+/// Whether the calling modelled thread is in an ignored region.
+#[inline]
+pub fn ignoring_accesses() -> bool {
+    ANY_IGNORED.load(std::sync::atomic::Ordering::Relaxed)
+        && with_thread(crate::process::tls::current_thread() as usize, |s| {
+            s.ignoring > 0
+        })
 }
 
 thread_local! {
