@@ -261,10 +261,13 @@ pub extern "C" fn RunningOnValgrind() -> c_int {
 }
 
 /// ThreadSanitizer's answer to its one query.
+///
+/// # Safety
+/// `query` is null or a C string, as the program passes it.
 #[unsafe(no_mangle)]
-pub extern "C" fn ThreadSanitizerQuery(query: *const c_char) -> *const c_char {
+pub unsafe extern "C" fn ThreadSanitizerQuery(query: *const c_char) -> *const c_char {
     if !query.is_null()
-        // SAFETY: the program's C string.
+        // SAFETY: the program's C string (see above).
         && unsafe { std::ffi::CStr::from_ptr(query) }.to_bytes() == b"pure_happens_before"
     {
         c"1".as_ptr()
