@@ -46,11 +46,42 @@ macro_rules! passed_on {
 
 type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
+// The program's start routine is called through a frame without unwind
+// information: a C++ exception the program does not catch finds no handler
+// there (the runtime's Rust frames below would take it and abort the
+// process: Rust cannot catch foreign exceptions), so the C++ runtime calls
+// `std::terminate`, as in a real thread, whose `abort()` fails the
+// execution with the exception's type. The frame keeps the frame-pointer
+// chain, which the runtime walks to name the program's frames.
+std::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl c11check_call_start_routine",
+    ".hidden c11check_call_start_routine",
+    ".type c11check_call_start_routine, @function",
+    "c11check_call_start_routine:",
+    "push rbp",
+    "mov rbp, rsp",
+    "mov rax, rdi",
+    "mov rdi, rsi",
+    "call rax",
+    "pop rbp",
+    "ret",
+    ".size c11check_call_start_routine, . - c11check_call_start_routine",
+);
+
+unsafe extern "C" {
+    /// Calls `start(arg)` through a frame no exception unwinds past.
+    fn c11check_call_start_routine(start: StartRoutine, arg: *mut c_void) -> *mut c_void;
+}
+
 /// Runs a thread's start routine; its result (or `pthread_exit`'s value).
-/// A failed assertion or `abort` unwinds on to the runtime, which reports it.
+/// A failed assertion, `abort` or an uncaught C++ exception ends the
+/// thread in the runtime, which reports it.
 pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
-    // SAFETY: the program's start routine, with the argument it was given.
-    run_body(move || unsafe { start(arg as *mut c_void) as usize })
+    // SAFETY: the program's start routine, with the argument it was given,
+    // called as a C function (see `c11check_call_start_routine`).
+    run_body(move || unsafe { c11check_call_start_routine(start, arg as *mut c_void) as usize })
 }
 
 /// Runs a thread's body (a start routine and its argument): its result.
@@ -455,7 +486,72 @@ pub extern "C-unwind" fn abort() -> ! {
         // SAFETY: no arguments.
         unsafe { f() }
     }
-    fail("the program called abort()".to_string())
+    match handled_cxx_exception() {
+        Some(ty) => fail(format!(
+            "an uncaught C++ exception of type `{ty}`: std::terminate was called, which called abort() (the C++ runtime printed the exception's what() to the program's stderr)"
+        )),
+        None => fail("the program called abort()".to_string()),
+    }
+}
+
+/// The (demangled) type of the C++ exception the calling thread is
+/// handling, if any: at `abort()` from `std::terminate`, the one nothing
+/// caught. `None` when the program has no C++ runtime.
+fn handled_cxx_exception() -> Option<String> {
+    type CurrentType = unsafe extern "C" fn() -> *const c_void;
+    type Demangle =
+        unsafe extern "C" fn(*const c_char, *mut c_char, *mut usize, *mut c_int) -> *mut c_char;
+    let look = |n: &CStr| {
+        // SAFETY: dlsym with a valid C string.
+        unsafe { libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr()) }
+    };
+    let current = look(c"__cxa_current_exception_type");
+    if current.is_null() {
+        return None;
+    }
+    // SAFETY: libstdc++'s `__cxa_current_exception_type`, no arguments.
+    let info = unsafe { std::mem::transmute::<*mut c_void, CurrentType>(current)() };
+    if info.is_null() {
+        return None;
+    }
+    // A `std::type_info` is its vtable pointer, then its mangled name.
+    // SAFETY: `info` points to the exception's `type_info`.
+    let name = unsafe { *(info as *const *const c_char).add(1) };
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: the type's name, a C string (a leading `*` marks a local type).
+    let mangled = unsafe { CStr::from_ptr(name) };
+    let mangled = mangled
+        .to_bytes()
+        .strip_prefix(b"*")
+        .unwrap_or(mangled.to_bytes());
+    let raw = String::from_utf8_lossy(mangled).into_owned();
+    let demangle = look(c"__cxa_demangle");
+    if demangle.is_null() {
+        return Some(raw);
+    }
+    let c = std::ffi::CString::new(raw.clone()).ok()?;
+    let mut status: c_int = -1;
+    // SAFETY: `__cxa_demangle` with a C string, letting it allocate.
+    let out = unsafe {
+        std::mem::transmute::<*mut c_void, Demangle>(demangle)(
+            c.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut status,
+        )
+    };
+    if status != 0 || out.is_null() {
+        return Some(raw);
+    }
+    // SAFETY: a C string `__cxa_demangle` allocated with malloc.
+    let s = unsafe { CStr::from_ptr(out) }
+        .to_string_lossy()
+        .into_owned();
+    // SAFETY: as above.
+    unsafe { libc::free(out.cast()) };
+    Some(s)
 }
 
 /// `exit(status)`, `_exit`, `_Exit` in a modelled thread (any thread,
