@@ -1,10 +1,12 @@
 //! What real programs do besides their threads' synchronization: throw and
 //! catch C++ exceptions (an uncaught one is `std::terminate`, reported with
-//! its type).
+//! its type), keep code and data in their own shared libraries (reported by
+//! file:line and name from the library's debug information).
 
 mod common;
 
-use common::{build_with, run, Lang};
+use common::{build_with, compiler, link_runtime_as, run, Lang};
+use std::process::Command;
 
 const EXCEPTIONS: &str = r#"#include <thread>
 #include <stdexcept>
@@ -83,4 +85,73 @@ fn an_exception_out_of_a_start_routine_or_main_is_reported() {
             "{err}"
         );
     }
+}
+
+const LIBRARY: &str = r#"int shared_counter;
+void lib_bump(void) { shared_counter++; }
+"#;
+
+const LIBRARY_USER: &str = r#"#include <pthread.h>
+void lib_bump(void);
+void *w(void *a) { lib_bump(); return 0; }
+int main() {
+  pthread_t t; pthread_create(&t, 0, w, 0); lib_bump(); pthread_join(t, 0);
+  return 0;
+}
+"#;
+
+/// A race inside a shared library of the program (built with `c11check cc
+/// -shared`) names the library's source lines and its global, from the
+/// library's debug information (they were bare addresses and `loc0`).
+#[test]
+fn a_race_in_a_shared_library_is_shown_in_its_sources() {
+    let dir = std::env::temp_dir().join(format!("c11check-solib-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (lib_src, main_src) = (dir.join("demo.c"), dir.join("user.c"));
+    std::fs::write(&lib_src, LIBRARY).unwrap();
+    std::fs::write(&main_src, LIBRARY_USER).unwrap();
+    let lib = dir.join("libdemo.so");
+    let exe = dir.join("user");
+    let (lib_obj, main_obj) = (dir.join("demo.o"), dir.join("user.o"));
+    // Compiled with ThreadSanitizer's instrumentation, linked against the
+    // runtime without it (with it, libtsan would be linked in too).
+    let compile = |src: &std::path::Path, obj: &std::path::Path| {
+        let mut c = Command::new(compiler());
+        c.args(["-fsanitize=thread", "-g", "-O1", "-fPIC", "-c"])
+            .arg(src)
+            .arg("-o")
+            .arg(obj);
+        c
+    };
+    let mut build_lib = Command::new(compiler());
+    build_lib.arg("-shared").arg(&lib_obj).arg("-o").arg(&lib);
+    let mut build_exe = Command::new(compiler());
+    build_exe
+        .arg(&main_obj)
+        .arg(format!("-L{}", dir.display()))
+        .arg("-ldemo")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .arg("-o")
+        .arg(&exe);
+    let steps = [
+        compile(&lib_src, &lib_obj).output().unwrap(),
+        compile(&main_src, &main_obj).output().unwrap(),
+        link_runtime_as(&mut build_lib, false).output().unwrap(),
+        link_runtime_as(&mut build_exe, false).output().unwrap(),
+    ];
+    for out in steps {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("data race on shared_counter")
+            && err.contains("demo.c:2")
+            && err.contains("in lib_bump() of libdemo.so"),
+        "{err}"
+    );
 }

@@ -127,9 +127,14 @@ pub fn function_name(symbol: &str) -> String {
 static LOADER: Mutex<Option<Option<addr2line::Loader>>> = Mutex::new(None);
 
 /// `file:line` (and the function) of the call whose return address is
-/// `pc`; the bare address when the program has no debug information.
+/// `pc`, from the debug information of the executable or of the shared
+/// library it lies in; the library's symbol, or the bare address, when
+/// there is none.
 pub fn describe(pc: usize) -> String {
     if !crate::image::regions::from_program(pc) {
+        if let Some(line) = library_line(pc) {
+            return line;
+        }
         if let Some(s) = library_symbol(pc) {
             return s;
         }
@@ -144,9 +149,64 @@ pub fn describe(pc: usize) -> String {
     };
     // The call instruction ends just before the return address.
     let probe = (pc - 1).wrapping_sub(BIAS.load(Relaxed)) as u64;
+    source_line(loader, probe).unwrap_or_else(|symbol| {
+        format!(
+            "{pc:#x}{}",
+            symbol.map(|s| format!(" in {s}")).unwrap_or_default()
+        )
+    })
+}
+
+/// Per shared library (its path), its debug information, read on first
+/// use (`None`: it has none).
+static LIBRARY_LOADERS: Mutex<Vec<(String, Option<addr2line::Loader>)>> = Mutex::new(Vec::new());
+
+/// `file:line in function of library.so` for `pc` in a shared library
+/// with debug information, which is not libc's or the runtime's.
+fn library_line(pc: usize) -> Option<String> {
+    // SAFETY: a zeroed `Dl_info` is a valid place for dladdr's answer.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables.
+    if unsafe { libc::dladdr(pc as *const libc::c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
+        return None;
+    }
+    // SAFETY: a C string of the loader's.
+    let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned();
+    let file = path.rsplit('/').next().unwrap_or("").to_string();
+    let system = [
+        "libc.so",
+        "ld-linux",
+        "libgcc_s.so",
+        "libc11check_rt.so",
+        "libstdc++",
+    ];
+    if system.iter().any(|s| file.starts_with(s)) {
+        return None;
+    }
+    let mut loaders = LIBRARY_LOADERS.lock().unwrap_or_else(|e| e.into_inner());
+    let i = match loaders.iter().position(|(p, _)| *p == path) {
+        Some(i) => i,
+        None => {
+            loaders.push((path.clone(), addr2line::Loader::new(&path).ok()));
+            loaders.len() - 1
+        }
+    };
+    let loader = loaders[i].1.as_ref()?;
+    let probe = (pc - 1).wrapping_sub(info.dli_fbase as usize) as u64;
+    let line = source_line(loader, probe).ok()?;
+    Some(format!("{line} of {file}"))
+}
+
+/// `file:line:column in function` for `probe` (a link-time address) in
+/// `loader`'s debug information: of the frames inlined there, the
+/// innermost one in the program's own sources (not a system header such as
+/// libstdc++'s). `Err` with the symbol's name when it has no line.
+fn source_line(loader: &addr2line::Loader, probe: u64) -> Result<String, Option<String>> {
     let symbol = loader.find_symbol(probe).map(function_name);
-    // Of the frames inlined at this address, the innermost one in the
-    // program's own sources (not a system header such as libstdc++'s).
     let mut chosen: Option<FrameLine> = None;
     if let Ok(mut frames) = loader.find_frames(probe) {
         while let Ok(Some(frame)) = frames.next() {
@@ -165,10 +225,7 @@ pub fn describe(pc: usize) -> String {
         }
     }
     let Some((file, line, column, function)) = chosen else {
-        return format!(
-            "{pc:#x}{}",
-            symbol.map(|s| format!(" in {s}")).unwrap_or_default()
-        );
+        return Err(symbol);
     };
     let function = function
         .or(symbol)
@@ -183,11 +240,11 @@ pub fn describe(pc: usize) -> String {
                 .map(|p| p.display().to_string())
         })
         .unwrap_or(file);
-    match (line, column) {
+    Ok(match (line, column) {
         (Some(l), Some(c)) if c > 0 => format!("{file}:{l}:{c}{function}"),
         (Some(l), _) => format!("{file}:{l}{function}"),
         _ => format!("{file}{function}"),
-    }
+    })
 }
 
 /// The executable's file, mapped read-only once for the run (its symbol
@@ -262,7 +319,12 @@ fn data_objects() -> &'static [(usize, usize, &'static str)] {
 /// executable's globals.
 pub fn global_name(addr: usize) -> Option<String> {
     let data = data_objects();
-    let i = data.partition_point(|d| d.0 <= addr).checked_sub(1)?;
+    let Some(i) = data.partition_point(|d| d.0 <= addr).checked_sub(1) else {
+        return library_global_name(addr);
+    };
+    if addr >= data[i].0 + data[i].1 {
+        return library_global_name(addr);
+    }
     let (start, size, name) = data[i];
     (addr < start + size).then(|| {
         let offset = addr - start;
@@ -274,5 +336,71 @@ pub fn global_name(addr: usize) -> Option<String> {
             Some(path) => format!("{name}{path}"),
             None => format!("{name}+{offset}"),
         }
+    })
+}
+
+/// Per shared library (its path), its data objects as [`data_objects`]
+/// lists the executable's, at their run-time addresses.
+type LibraryData = Vec<(String, Vec<(usize, usize, &'static str)>)>;
+static LIBRARY_DATA: Mutex<LibraryData> = Mutex::new(Vec::new());
+
+/// The name of the global at `addr` in a shared library's data (`x`, or
+/// `x+8` inside it), from the library's symbol table.
+fn library_global_name(addr: usize) -> Option<String> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    // SAFETY: a zeroed `Dl_info` is a valid place for dladdr's answer.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables.
+    if unsafe { libc::dladdr(addr as *const libc::c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
+        return None;
+    }
+    // SAFETY: a C string of the loader's.
+    let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned();
+    let base = info.dli_fbase as usize;
+    let mut all = LIBRARY_DATA.lock().unwrap_or_else(|e| e.into_inner());
+    let i = match all.iter().position(|(p, _)| *p == path) {
+        Some(i) => i,
+        None => {
+            let objects = std::fs::read(&path)
+                .ok()
+                .and_then(|bytes| {
+                    let file = object::File::parse(&*bytes).ok()?;
+                    let mut out: Vec<(usize, usize, &'static str)> = file
+                        .symbols()
+                        .chain(file.dynamic_symbols())
+                        .filter(|s| {
+                            s.kind() == SymbolKind::Data && s.size() > 0 && s.is_definition()
+                        })
+                        .filter_map(|s| {
+                            let name = s.name().ok()?;
+                            // Leaked once per symbol, as for the executable's.
+                            let name: &'static str = Box::leak(
+                                function_name(name)
+                                    .trim_end_matches("()")
+                                    .to_string()
+                                    .into_boxed_str(),
+                            );
+                            Some((base + s.address() as usize, s.size() as usize, name))
+                        })
+                        .collect();
+                    out.sort_unstable();
+                    out.dedup();
+                    Some(out)
+                })
+                .unwrap_or_default();
+            all.push((path, objects));
+            all.len() - 1
+        }
+    };
+    let data = &all[i].1;
+    let j = data.partition_point(|d| d.0 <= addr).checked_sub(1)?;
+    let (start, size, name) = data[j];
+    (addr < start + size).then(|| match addr - start {
+        0 => name.to_string(),
+        offset => format!("{name}+{offset}"),
     })
 }
