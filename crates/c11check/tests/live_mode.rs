@@ -313,6 +313,43 @@ fn the_live_step_bound_counts_operations_since_the_last_write() {
     );
 }
 
+/// A long failing run's report shows an excerpt of its trace (the last
+/// operations, each thread's last ones, the failing thread's location's),
+/// not its thousands of operations; `C11CHECK_FULL_TRACE=1` would show them.
+#[test]
+fn a_long_failing_run_shows_an_excerpt_of_its_trace() {
+    let r = Builder::new()
+        .random(1)
+        .live()
+        .max_steps(100_000)
+        .explore(|| {
+            let n = Arc::new(AtomicUsize::new(0));
+            let n2 = n.clone();
+            let h = thread::spawn(move || {
+                for _ in 0..3000 {
+                    n2.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            for _ in 0..3000 {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+            h.join().unwrap();
+            assert_eq!(n.load(Ordering::Relaxed), 0, "the end of a long run");
+        })
+        .expect_err("the assertion fails");
+    assert!(r.trace.len() < 150, "{} lines", r.trace.len());
+    assert!(
+        r.trace[0].contains("C11CHECK_FULL_TRACE=1"),
+        "{}",
+        r.trace[0]
+    );
+    assert!(
+        r.trace[0].contains("of the execution's 600"),
+        "{}",
+        r.trace[0]
+    );
+}
+
 /// PCT scheduling (depth 2) finds the seqlock bug too, and its replay string
 /// (seed, depth, steps) reproduces it.
 #[test]

@@ -231,6 +231,59 @@ const TOTAL_STEPS_FACTOR: u64 = 1000;
 /// Operations each live execution keeps for a report (the last ones).
 const RECENT: usize = 40;
 
+/// A long execution's report shows an excerpt (see [`trace_excerpt`]):
+/// the last operations, each thread's last ones and the last ones at the
+/// failing threads' locations.
+const TAIL_SHOWN: usize = 60;
+const PER_THREAD_SHOWN: usize = 8;
+const AT_LOCATION_SHOWN: usize = 20;
+/// Traces up to this long are shown whole.
+const WHOLE_TRACE: usize = 300;
+
+/// The operations of a long trace that matter for a failure of `threads`
+/// (in order): the last [`TAIL_SHOWN`], each thread's last
+/// [`PER_THREAD_SHOWN`], and the last [`AT_LOCATION_SHOWN`] at each
+/// location a failing thread touched last (a race's pair, a lock's
+/// history). `None` when the trace is short enough to show whole.
+fn trace_excerpt(ops: &[LiveOp], threads: &[u32]) -> Option<Vec<LiveOp>> {
+    if ops.len() <= WHOLE_TRACE {
+        return None;
+    }
+    let mut keep = vec![false; ops.len()];
+    for k in keep.iter_mut().rev().take(TAIL_SHOWN) {
+        *k = true;
+    }
+    let mut per_thread: std::collections::HashMap<u32, usize> = Default::default();
+    let mut locations = Vec::new();
+    for (i, op) in ops.iter().enumerate().rev() {
+        let n = per_thread.entry(op.thread).or_insert(0);
+        if *n < PER_THREAD_SHOWN {
+            keep[i] = true;
+            if *n == 0 && threads.contains(&op.thread) {
+                locations.extend(op.action.loc());
+            }
+            *n += 1;
+        }
+    }
+    for loc in locations {
+        let at: Vec<usize> = (0..ops.len())
+            .rev()
+            .filter(|&i| ops[i].action.loc() == Some(loc))
+            .take(AT_LOCATION_SHOWN)
+            .collect();
+        for i in at {
+            keep[i] = true;
+        }
+    }
+    Some(
+        ops.iter()
+            .zip(keep)
+            .filter(|(_, k)| *k)
+            .map(|(op, _)| op.clone())
+            .collect(),
+    )
+}
+
 /// Operations a report shows: the failing execution is run again from its
 /// seed keeping this many (all of them, unless it is very long).
 const FULL_TRACE: usize = 100_000;
@@ -1310,17 +1363,31 @@ fn new_report(
     total: u64,
     (i, s, steps): (u64, u64, u64),
 ) -> Box<Report> {
-    let lines: Vec<String> = ops_shown.iter().map(LiveOp::line).collect();
     let names = worker.shared.borrow().location_names();
-    let mut trace = vec![if lines.len() as u64 >= total {
-        format!("(all {total} operations of this execution, in the order they ran)")
-    } else {
-        format!(
-            "(the last {} of the execution's {total} operations, in the order they ran)",
-            lines.len()
-        )
-    }];
-    trace.extend(lines);
+    let full = std::env::var("C11CHECK_FULL_TRACE").is_ok_and(|v| v.trim() != "0");
+    let (ops_shown, header) = match (full, trace_excerpt(&ops_shown, &failure.threads)) {
+        (false, Some(kept)) => {
+            let header = format!(
+                "({} of the execution's {total} operations, in the order they ran: the last {TAIL_SHOWN}, each thread's last {PER_THREAD_SHOWN}, and the last {AT_LOCATION_SHOWN} at the locations the failing threads touched last; C11CHECK_FULL_TRACE=1 shows the last {})",
+                kept.len(),
+                ops_shown.len()
+            );
+            (kept, header)
+        }
+        _ if ops_shown.len() as u64 >= total => (
+            ops_shown,
+            format!("(all {total} operations of this execution, in the order they ran)"),
+        ),
+        _ => {
+            let header = format!(
+                "(the last {} of the execution's {total} operations, in the order they ran)",
+                ops_shown.len()
+            );
+            (ops_shown, header)
+        }
+    };
+    let mut trace = vec![header];
+    trace.extend(ops_shown.iter().map(LiveOp::line));
     let mut report = Box::new(Report {
         locations: crate::report::legend_from_names(&names),
         failure,
@@ -1532,6 +1599,7 @@ fn confirm_stale_reads(
 }
 
 /// One operation of a live execution, as a report shows it.
+#[derive(Clone)]
 struct LiveOp {
     thread: u32,
     /// Its sequence number (memory accesses), which names it as a store.
