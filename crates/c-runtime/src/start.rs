@@ -176,11 +176,15 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     not_single_threaded();
     let snapshot = Arc::new(crate::process::snapshot::Snapshot::take());
     let cfg = config();
+    if let Err(e) = crate::process::fresh::init() {
+        usage_error(&e);
+    }
     let _ = MAIN_CALL.set((main as usize, argc, argv as usize, envp as usize));
     let body = {
         let snapshot = snapshot.clone();
         Arc::new(move || {
             snapshot.restore();
+            crate::process::fresh::restore();
             crate::memory::heap::reset();
             crate::memory::reset();
             crate::library::pthread::reset();
@@ -310,6 +314,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                     s.over_bound
                 );
             }
+            crate::process::fresh::finish();
             // SAFETY: ends the process; the program's atexit handlers,
             // registered once per execution, are not run.
             unsafe { libc::_exit(0) }
@@ -349,6 +354,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
                     json_string(&report.replay)
                 );
             }
+            crate::process::fresh::finish();
             // SAFETY: ends the process.
             unsafe { libc::_exit(1) }
         }
@@ -361,7 +367,8 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
 /// budget, which shards would each spend, or a live robustness run, whose
 /// iterations learn wait loops from those before them).
 fn jobs(cfg: &RunConfig) -> u32 {
-    if cfg.replay.is_some()
+    if crate::process::fresh::wanted()
+        || cfg.replay.is_some()
         || cfg.shard.is_some()
         || cfg.max_executions.is_some()
         || cfg.time_budget.is_some()

@@ -1,7 +1,8 @@
 //! What real programs do besides their threads' synchronization: throw and
 //! catch C++ exceptions (an uncaught one is `std::terminate`, reported with
 //! its type), keep code and data in their own shared libraries (reported by
-//! file:line and name from the library's debug information).
+//! file:line and name from the library's debug information), keep state in
+//! files (each execution can start from the same directory).
 
 mod common;
 
@@ -154,4 +155,53 @@ fn a_race_in_a_shared_library_is_shown_in_its_sources() {
             && err.contains("in lib_bump() of libdemo.so"),
         "{err}"
     );
+}
+
+const DATABASE: &str = r#"#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <assert.h>
+#include <unistd.h>
+#include <stdatomic.h>
+atomic_int x;
+void *w(void *a) { atomic_store(&x, 1); return 0; }
+int main() {
+  char seed[4096], data[4096];
+  snprintf(seed, sizeof seed, "%s/seed", getenv("DB"));
+  snprintf(data, sizeof data, "%s/data", getenv("DB"));
+  /* Opening the database: its file must not be there yet. */
+  assert(access(seed, F_OK) == 0);
+  assert(access(data, F_OK) != 0);
+  FILE *f = fopen(data, "w"); fputs("x", f); fclose(f);
+  pthread_t t; pthread_create(&t, 0, w, 0); int v = atomic_load(&x); pthread_join(t, 0);
+  return v > 1;
+}
+"#;
+
+/// A program that keeps state in a directory: without `--fresh` its second
+/// execution finds the first one's file (and c11check reports the run as
+/// nondeterministic); with the directory restored before each execution
+/// (`C11CHECK_FRESH`, `c11check run --fresh DIR`) every execution starts
+/// from the same files, and the directory is left as the last one left it.
+#[test]
+fn fresh_directories_give_every_execution_the_same_files() {
+    let exe = build_with("database", DATABASE, Lang::C, &[]);
+    let db = std::env::temp_dir().join(format!("c11check-db-{}", std::process::id()));
+    let fresh_db = || {
+        let _ = std::fs::remove_dir_all(&db);
+        std::fs::create_dir_all(&db).unwrap();
+        std::fs::write(db.join("seed"), "seed").unwrap();
+    };
+    let db_env = db.to_str().unwrap();
+    fresh_db();
+    let (code, err) = run(&exe, &[("DB", db_env)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("nondeterministic"), "{err}");
+
+    fresh_db();
+    let (code, err) = run(&exe, &[("DB", db_env), ("C11CHECK_FRESH", db_env)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no bug found in 2 executions"), "{err}");
+    assert!(db.join("data").exists() && db.join("seed").exists());
+    let _ = std::fs::remove_dir_all(&db);
 }

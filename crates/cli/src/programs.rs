@@ -448,6 +448,12 @@ pub struct RunArgs {
     /// Print the verdict as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Start every execution with this directory as it was before the
+    /// first (copied aside, put back before each execution; one that did
+    /// not exist is removed): for a program that keeps state in files.
+    /// May be given more than once.
+    #[arg(long, value_name = "DIR")]
+    fresh: Vec<PathBuf>,
     /// The program and its arguments (`--` before them is optional; the
     /// options go before the program).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
@@ -497,6 +503,17 @@ pub fn run_program(a: RunArgs) -> ExitCode {
     set("C11CHECK_ROBUSTNESS", a.robustness.then(|| "1".to_string()));
     set("C11CHECK_REPLAY", a.replay.clone());
     set("C11CHECK_JSON", a.json.then(|| "1".to_string()));
+    if !a.fresh.is_empty() {
+        match std::env::join_paths(&a.fresh) {
+            Ok(list) => {
+                cmd.env("C11CHECK_FRESH", list);
+            }
+            Err(e) => {
+                eprintln!("c11check: --fresh: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     if a.pct.is_some() && a.random.is_none() {
         cmd.env("C11CHECK_ITERATIONS", "1000");
     }

@@ -1,7 +1,9 @@
 //! The process around the program: whether `main` has been taken over,
 //! each modelled thread's thread-local storage ([`tls`]), and the copy of
-//! the program's globals each execution starts from ([`snapshot`]).
+//! the program's globals each execution starts from ([`snapshot`]), and
+//! the directories it starts from as they were ([`fresh`]).
 
+pub mod fresh;
 pub mod snapshot;
 pub mod tls;
 
