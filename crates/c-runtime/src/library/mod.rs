@@ -3,11 +3,13 @@
 //! the program ([`pthread`], [`sync`]), C11 threads ([`threads`]), clocks
 //! and sleeping ([`clock`]), thread-specific keys ([`keys`]), POSIX
 //! semaphores ([`semaphores`]), the C++ runtime's ([`cxx`]) and
-//! ThreadSanitizer's annotations ([`annotations`]). Outside a modelled thread each goes to libc's.
+//! ThreadSanitizer's annotations ([`annotations`]), and the calls that
+//! wait for files and sockets ([`blocking`]). Outside a modelled thread each goes to libc's.
 
 #[macro_use]
 pub mod pthread;
 pub mod annotations;
+pub mod blocking;
 pub mod clock;
 pub mod cxx;
 pub mod keys;
