@@ -157,17 +157,13 @@ pub fn describe(pc: usize) -> String {
     })
 }
 
-/// Per shared library (its path), its debug information, read on first
-/// use (`None`: it has none).
-static LIBRARY_LOADERS: Mutex<Vec<(String, Option<addr2line::Loader>)>> = Mutex::new(Vec::new());
-
-/// `file:line in function of library.so` for `pc` in a shared library
-/// with debug information, which is not libc's or the runtime's.
-fn library_line(pc: usize) -> Option<String> {
+/// The file (as the loader names it) and load address of the module
+/// (executable or shared library) `addr` lies in.
+fn module_of(addr: usize) -> Option<(String, usize)> {
     // SAFETY: a zeroed `Dl_info` is a valid place for dladdr's answer.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the loader's tables.
-    if unsafe { libc::dladdr(pc as *const libc::c_void, &mut info) } == 0
+    if unsafe { libc::dladdr(addr as *const libc::c_void, &mut info) } == 0
         || info.dli_fname.is_null()
     {
         return None;
@@ -176,6 +172,17 @@ fn library_line(pc: usize) -> Option<String> {
     let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
         .to_string_lossy()
         .into_owned();
+    Some((path, info.dli_fbase as usize))
+}
+
+/// Per shared library (its path), its debug information, read on first
+/// use (`None`: it has none).
+static LIBRARY_LOADERS: Mutex<Vec<(String, Option<addr2line::Loader>)>> = Mutex::new(Vec::new());
+
+/// `file:line in function of library.so` for `pc` in a shared library
+/// with debug information, which is not libc's or the runtime's.
+fn library_line(pc: usize) -> Option<String> {
+    let (path, base) = module_of(pc)?;
     let file = path.rsplit('/').next().unwrap_or("").to_string();
     let system = [
         "libc.so",
@@ -196,7 +203,7 @@ fn library_line(pc: usize) -> Option<String> {
         }
     };
     let loader = loaders[i].1.as_ref()?;
-    let probe = (pc - 1).wrapping_sub(info.dli_fbase as usize) as u64;
+    let probe = (pc - 1).wrapping_sub(base) as u64;
     let line = source_line(loader, probe).ok()?;
     Some(format!("{line} of {file}"))
 }
@@ -348,19 +355,7 @@ static LIBRARY_DATA: Mutex<LibraryData> = Mutex::new(Vec::new());
 /// `x+8` inside it), from the library's symbol table.
 fn library_global_name(addr: usize) -> Option<String> {
     use object::{Object, ObjectSymbol, SymbolKind};
-    // SAFETY: a zeroed `Dl_info` is a valid place for dladdr's answer.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the loader's tables.
-    if unsafe { libc::dladdr(addr as *const libc::c_void, &mut info) } == 0
-        || info.dli_fname.is_null()
-    {
-        return None;
-    }
-    // SAFETY: a C string of the loader's.
-    let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
-        .to_string_lossy()
-        .into_owned();
-    let base = info.dli_fbase as usize;
+    let (path, base) = module_of(addr)?;
     let mut all = LIBRARY_DATA.lock().unwrap_or_else(|e| e.into_inner());
     let i = match all.iter().position(|(p, _)| *p == path) {
         Some(i) => i,
