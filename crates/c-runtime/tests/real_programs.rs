@@ -42,7 +42,9 @@ fn cxx_exceptions_caught_work_and_an_uncaught_one_is_reported() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("an uncaught C++ exception of type `std::runtime_error`"),
+        err.contains(
+            "an uncaught C++ exception of type `std::runtime_error`, what(): \"invalid dmm write\""
+        ),
         "{err}"
     );
     assert!(

@@ -14,7 +14,7 @@ use c11check_runtime::Site;
 use c11check_runtime::{barrier, locks};
 use std::any::Any;
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 /// libc's own definition of `name` (the next one after this library's).
 pub(crate) fn next_symbol(name: &CStr) -> *mut c_void {
@@ -487,10 +487,71 @@ pub extern "C-unwind" fn abort() -> ! {
         unsafe { f() }
     }
     match handled_cxx_exception() {
-        Some(ty) => fail(format!(
-            "an uncaught C++ exception of type `{ty}`: std::terminate was called, which called abort() (the C++ runtime printed the exception's what() to the program's stderr)"
-        )),
+        Some(ty) => {
+            let what = match handled_exception_what() {
+                Some(w) => format!(", what(): \"{w}\""),
+                None => String::new(),
+            };
+            fail(format!(
+                "an uncaught C++ exception of type `{ty}`{what}: std::terminate was called, which called abort()"
+            ))
+        }
         None => fail("the program called abort()".to_string()),
+    }
+}
+
+/// `what()` of the C++ exception the calling thread is handling, when it
+/// is a `std::exception`: found as a `catch (const std::exception &)`
+/// would (the catch type's `__do_catch` adjusts the object to its base),
+/// then its virtual `what()`, through the Itanium C++ ABI's layouts as
+/// libstdc++ has them on x86-64: `__cxa_get_globals()` starts with the
+/// innermost handled exception's header, whose first word is its type and
+/// which the thrown object follows ([`CXA_EXCEPTION_SIZE`] bytes on);
+/// `type_info`'s fifth virtual function is `__do_catch`, and
+/// `std::exception`'s third is `what()`.
+fn handled_exception_what() -> Option<String> {
+    type CurrentType = unsafe extern "C" fn() -> *const c_void;
+    type Globals = unsafe extern "C" fn() -> *const *const c_void;
+    type DoCatch =
+        unsafe extern "C" fn(*const c_void, *const c_void, *mut *mut c_void, c_uint) -> bool;
+    type What = unsafe extern "C" fn(*const c_void) -> *const c_char;
+    /// `sizeof(__cxa_exception)` in libstdc++ on x86-64.
+    const CXA_EXCEPTION_SIZE: usize = 112;
+    let look = |n: &CStr| {
+        // SAFETY: dlsym with a valid C string.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr()) };
+        (!p.is_null()).then_some(p)
+    };
+    let (current, globals, exception_info) = (
+        look(c"__cxa_current_exception_type")?,
+        look(c"__cxa_get_globals")?,
+        look(c"_ZTISt9exception")?,
+    );
+    // SAFETY: libstdc++'s functions and layouts (see the doc); the header
+    // is checked against the handled exception's type before use.
+    unsafe {
+        let thrown_type = std::mem::transmute::<*mut c_void, CurrentType>(current)();
+        if thrown_type.is_null() {
+            return None;
+        }
+        let g = std::mem::transmute::<*mut c_void, Globals>(globals)();
+        if g.is_null() || (*g).is_null() {
+            return None;
+        }
+        let header = *g as *const u8;
+        if *(header as *const *const c_void) != thrown_type {
+            return None;
+        }
+        let mut object = header.add(CXA_EXCEPTION_SIZE) as *mut c_void;
+        let vtable = *(exception_info as *const *const usize);
+        let do_catch = std::mem::transmute::<usize, DoCatch>(*vtable.add(4));
+        if !do_catch(exception_info, thrown_type, &mut object, 1) || object.is_null() {
+            return None;
+        }
+        let vtable = *(object as *const *const usize);
+        let what = std::mem::transmute::<usize, What>(*vtable.add(2));
+        let w = what(object);
+        (!w.is_null()).then(|| CStr::from_ptr(w).to_string_lossy().into_owned())
     }
 }
 
