@@ -2,10 +2,10 @@
 //! `select`, `pselect`, `epoll_wait`, `epoll_pwait`): all modelled threads
 //! run on one OS thread, so one that really blocked would stop them all.
 //! Each call looks without waiting (libc's call with a zero time-out);
-//! when nothing is ready, the thread sleeps as at `usleep` (the other
-//! threads run: one of them may write to the pipe), and then a finite
-//! time-out has passed (the call returns 0, as when it times out) while an
-//! infinite one looks again. Each look of an endless wait is a load of one
+//! when nothing is ready, a finite time-out has passed (the call returns
+//! 0, as when it times out, after a yield) while an endless wait sleeps as
+//! at `usleep` (the other threads run: one of them may write to the pipe)
+//! and looks again. Each look of an endless wait is a load of one
 //! location (no value of the program's), so that a wait whose looks keep
 //! finding nothing is cut as any wait loop is, instead of turning without
 //! an operation (the exhaustive explorer would never get the thread back).
@@ -46,7 +46,10 @@ fn wait_for(site: Site, kept: u64, wait: Wait, mut look: impl FnMut() -> c_int) 
         match wait {
             Wait::No => return 0,
             Wait::Finite => {
-                sleep_now(site, Some(kept));
+                // The time-out passes: a yield that is no wait-loop turn
+                // (two time-outs in a row are not a thread stuck).
+                memory::flush_pending();
+                c11check_runtime::yielded(site);
                 return 0;
             }
             Wait::Forever => {
