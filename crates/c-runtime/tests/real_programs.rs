@@ -254,3 +254,27 @@ fn poll_and_select_wait_without_blocking_the_other_threads() {
     let (code, err) = run(&exe, &[]);
     assert_eq!(code, 0, "{err}");
 }
+
+const SLEEPS: &str = r#"#include <unistd.h>
+int x;
+int main() { int a = x; usleep(1); int b = x; usleep(1); int c = x; usleep(1); return a + b + c; }
+"#;
+
+/// Sleeps one after the other at different places are no wait loop: a
+/// random run took two turns that read the same between sleeps for a
+/// thread stuck in a loop (a false livelock, depending on what the
+/// caller's stack held: here on an empty environment).
+#[test]
+fn sleeps_in_a_row_are_no_livelock() {
+    let exe = build_with("sleeps", SLEEPS, Lang::C, &[]);
+    for pad in [0usize, 8, 24, 40] {
+        let mut cmd = Command::new(&exe);
+        cmd.env_clear().env("C11CHECK_ITERATIONS", "5");
+        if pad > 0 {
+            cmd.env("PAD", "x".repeat(pad));
+        }
+        let out = cmd.output().expect("the program runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+    }
+}

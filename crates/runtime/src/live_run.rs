@@ -76,8 +76,8 @@ impl Pct {
 enum Pending {
     Act(Action, Option<(*const LocCell, i64)>, Site),
     Spawn(ThreadMain),
-    /// A wait loop's turn ended: run others first.
-    Spin,
+    /// A wait loop's turn ended (at this hint): run others first.
+    Spin(Site),
     Finished,
     /// Stopped for good (a failed assume): the execution is not a real one.
     Dead,
@@ -142,6 +142,8 @@ struct Thread {
     /// (the next turn may find what this one did not).
     turn_reads: u64,
     last_turn_reads: u64,
+    /// Where its last wait-loop turn ended (see `turn_reads`).
+    last_hint: Option<Site>,
     /// `Execution::progress` when that turn began.
     turn_start: u64,
     /// Set when a clean turn ended with no progress since it began: the
@@ -319,6 +321,7 @@ impl<'a> Execution<'a> {
                 turn_ops: false,
                 turn_reads: 0,
                 last_turn_reads: 0,
+                last_hint: None,
                 turn_start: 0,
                 stuck_at: None,
             });
@@ -363,7 +366,7 @@ impl<'a> Execution<'a> {
             CoroutineResult::Yield(Request::Spin { cut: false, .. }) => {
                 return self.resume(t, Outcome::default());
             }
-            CoroutineResult::Yield(Request::Spin { .. }) => Pending::Spin,
+            CoroutineResult::Yield(Request::Spin { site, .. }) => Pending::Spin(site),
             CoroutineResult::Yield(Request::Act { action, bind, site }) => {
                 Pending::Act(action, bind, site)
             }
@@ -523,19 +526,23 @@ impl<'a> Execution<'a> {
                 .expect("a runnable thread waits");
             let tid = t as u32;
             match pending {
-                Pending::Spin if !self.threads[t].turn_ops => {
+                Pending::Spin(_) if !self.threads[t].turn_ops => {
                     // No operation since the last hint: not a turn.
                     spinning[t] = true;
                     self.resume(t, Outcome::default());
                 }
-                Pending::Spin => {
+                Pending::Spin(site) => {
                     spinning[t] = true;
                     if let Some((r, learned)) = &mut self.robust {
                         r.spin(tid, learned);
                     }
                     let th = &mut self.threads[t];
                     th.turn_ops = false;
-                    let repeats = th.turn_reads == th.last_turn_reads;
+                    // A turn repeats the one before when it read the same
+                    // and ended at the same hint (the head of one loop):
+                    // two sleeps in a row at different places are no loop.
+                    let same_hint = th.last_hint.replace(site) == Some(site);
+                    let repeats = th.turn_reads == th.last_turn_reads && same_hint;
                     th.stuck_at = (th.turn_clean && repeats && th.turn_start == self.progress)
                         .then_some(self.progress);
                     th.last_turn_reads = std::mem::take(&mut th.turn_reads);
