@@ -253,6 +253,10 @@ fn poll_and_select_wait_without_blocking_the_other_threads() {
     );
     let (code, err) = run(&exe, &[]);
     assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("no bug found in 0 executions (1 blocked)"),
+        "{err}"
+    );
 }
 
 const SLEEPS: &str = r#"#include <unistd.h>
@@ -276,5 +280,9 @@ fn sleeps_in_a_row_are_no_livelock() {
         let out = cmd.output().expect("the program runs");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains("no bug found in 5 executions (0 blocked)"),
+            "{err}"
+        );
     }
 }

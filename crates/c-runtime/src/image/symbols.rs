@@ -292,32 +292,39 @@ static DATA: std::sync::OnceLock<Vec<(usize, usize, &'static str)>> = std::sync:
 
 fn data_objects() -> &'static [(usize, usize, &'static str)] {
     DATA.get_or_init(|| {
-        use object::{Object, ObjectSymbol, SymbolKind};
-        let Some(bytes) = executable_image() else {
-            return Vec::new();
-        };
-        let Ok(file) = object::File::parse(bytes) else {
-            return Vec::new();
-        };
         let bias = BIAS.load(Relaxed);
-        let mut out: Vec<(usize, usize, &'static str)> = file
-            .symbols()
-            .filter(|s| s.kind() == SymbolKind::Data && s.size() > 0 && s.is_definition())
-            .filter_map(|s| {
-                let name = s.name().ok()?;
-                // Leaked once per symbol: reports borrow them for the run.
-                let name: &'static str = Box::leak(
-                    function_name(name)
-                        .trim_end_matches("()")
-                        .to_string()
-                        .into_boxed_str(),
-                );
-                Some((bias + s.address() as usize, s.size() as usize, name))
-            })
-            .collect();
-        out.sort_unstable();
-        out
+        executable_image()
+            .map(|bytes| data_symbols(bytes, bias))
+            .unwrap_or_default()
     })
+}
+
+/// The data objects (globals, statics) an ELF image's symbol tables list:
+/// (start, size, name) at their run-time addresses (`base` added), sorted.
+/// Names are leaked once per symbol: reports borrow them for the run.
+fn data_symbols(bytes: &[u8], base: usize) -> Vec<(usize, usize, &'static str)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let Ok(file) = object::File::parse(bytes) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(usize, usize, &'static str)> = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.kind() == SymbolKind::Data && s.size() > 0 && s.is_definition())
+        .filter_map(|s| {
+            let name = s.name().ok()?;
+            let name: &'static str = Box::leak(
+                function_name(name)
+                    .trim_end_matches("()")
+                    .to_string()
+                    .into_boxed_str(),
+            );
+            Some((base + s.address() as usize, s.size() as usize, name))
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The program's name for the global at `addr`: `x`, or inside one its
@@ -354,38 +361,13 @@ static LIBRARY_DATA: Mutex<LibraryData> = Mutex::new(Vec::new());
 /// The name of the global at `addr` in a shared library's data (`x`, or
 /// `x+8` inside it), from the library's symbol table.
 fn library_global_name(addr: usize) -> Option<String> {
-    use object::{Object, ObjectSymbol, SymbolKind};
     let (path, base) = module_of(addr)?;
     let mut all = LIBRARY_DATA.lock().unwrap_or_else(|e| e.into_inner());
     let i = match all.iter().position(|(p, _)| *p == path) {
         Some(i) => i,
         None => {
             let objects = std::fs::read(&path)
-                .ok()
-                .and_then(|bytes| {
-                    let file = object::File::parse(&*bytes).ok()?;
-                    let mut out: Vec<(usize, usize, &'static str)> = file
-                        .symbols()
-                        .chain(file.dynamic_symbols())
-                        .filter(|s| {
-                            s.kind() == SymbolKind::Data && s.size() > 0 && s.is_definition()
-                        })
-                        .filter_map(|s| {
-                            let name = s.name().ok()?;
-                            // Leaked once per symbol, as for the executable's.
-                            let name: &'static str = Box::leak(
-                                function_name(name)
-                                    .trim_end_matches("()")
-                                    .to_string()
-                                    .into_boxed_str(),
-                            );
-                            Some((base + s.address() as usize, s.size() as usize, name))
-                        })
-                        .collect();
-                    out.sort_unstable();
-                    out.dedup();
-                    Some(out)
-                })
+                .map(|bytes| data_symbols(&bytes, base))
                 .unwrap_or_default();
             all.push((path, objects));
             all.len() - 1
