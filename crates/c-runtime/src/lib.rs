@@ -136,6 +136,15 @@ macro_rules! with_pc_on_stack {
     };
 }
 
+/// The first statement of every function the program (or a library on its
+/// behalf) calls: the runtime's code runs with the OS thread's thread
+/// pointer, whatever modelled thread called (see `process::tls`).
+macro_rules! runtime_entry {
+    () => {
+        let _runtime_tls = $crate::process::tls::RuntimeTls::enter();
+    };
+}
+
 /// The C string of an identifier (a libc function's name).
 macro_rules! const_cstr {
     ($name:ident) => {

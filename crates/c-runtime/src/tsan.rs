@@ -48,22 +48,26 @@ pub extern "C" fn __tsan_vptr_read(_p: *mut usize) {}
 /// to check (`AnnotateIgnoreReadsBegin`).
 #[inline]
 fn shared(addr: usize) -> bool {
+    runtime_entry!();
     modelled() && !crate::process::tls::contains(addr) && !memory::ignoring_accesses()
 }
 
 extern "C" fn read_impl<const N: usize>(addr: usize, pc: usize) {
+    runtime_entry!();
     if shared(addr) {
         memory::plain_read(addr, N, site(pc));
     }
 }
 
 extern "C" fn write_impl<const N: usize>(addr: usize, pc: usize) {
+    runtime_entry!();
     if shared(addr) {
         memory::plain_write(addr, N, site(pc));
     }
 }
 
 extern "C" fn read_range_impl(addr: usize, size: usize, pc: usize) {
+    runtime_entry!();
     if shared(addr) && size > 0 {
         crate::memory::heap::check_access(addr, size, "reads", site(pc));
         memory::copy_read(addr, size.min(8), site(pc));
@@ -71,6 +75,7 @@ extern "C" fn read_range_impl(addr: usize, size: usize, pc: usize) {
 }
 
 extern "C" fn write_range_impl(addr: usize, size: usize, pc: usize) {
+    runtime_entry!();
     if shared(addr) && size > 0 {
         crate::memory::heap::check_access(addr, size, "writes", site(pc));
         memory::plain_write(addr, size.min(8), site(pc));
@@ -226,37 +231,48 @@ macro_rules! atomics {
         mod $load {
             use super::*;
             pub extern "C" fn load(a: usize, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 load_any(a, $n, mo, pc) as $t
             }
             pub extern "C" fn store(a: usize, v: $t, mo: i32, pc: usize) {
+                runtime_entry!();
                 store_any(a, $n, v as u64, mo, pc)
             }
             pub extern "C" fn xchg(a: usize, v: $t, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 rmw_any(a, $n, RmwOp::Xchg, v as u64, mo, pc) as $t
             }
             pub extern "C" fn add(a: usize, v: $t, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 rmw_any(a, $n, RmwOp::Add, v as u64, mo, pc) as $t
             }
             pub extern "C" fn sub(a: usize, v: $t, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 rmw_any(a, $n, RmwOp::Sub, v as u64, mo, pc) as $t
             }
             pub extern "C" fn and(a: usize, v: $t, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 rmw_any(a, $n, RmwOp::And, v as u64, mo, pc) as $t
             }
             pub extern "C" fn or(a: usize, v: $t, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 rmw_any(a, $n, RmwOp::Or, v as u64, mo, pc) as $t
             }
             pub extern "C" fn xor(a: usize, v: $t, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 rmw_any(a, $n, RmwOp::Xor, v as u64, mo, pc) as $t
             }
             pub extern "C" fn nand(a: usize, v: $t, mo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 rmw_any(a, $n, RmwOp::Nand, v as u64, mo, pc) as $t
             }
             /// gcc's form: `expected` is updated on failure; returns success.
             pub extern "C" fn strong(a: usize, c: *mut $t, v: $t, mo: i32, fmo: i32, pc: usize) -> i32 {
+                runtime_entry!();
                 cas_ptr(a, c, v, (mo, fmo), false, pc)
             }
             pub extern "C" fn weak(a: usize, c: *mut $t, v: $t, mo: i32, fmo: i32, pc: usize) -> i32 {
+                runtime_entry!();
                 cas_ptr(a, c, v, (mo, fmo), true, pc)
             }
             fn cas_ptr(a: usize, c: *mut $t, v: $t, mo: (i32, i32), weak: bool, pc: usize) -> i32 {
@@ -275,6 +291,7 @@ macro_rules! atomics {
             }
             /// clang's form: returns the value read (strong and weak alike).
             pub extern "C" fn val(a: usize, c: $t, v: $t, mo: i32, fmo: i32, pc: usize) -> $t {
+                runtime_entry!();
                 cas_any(a, $n, c as u64, v as u64, (mo, fmo), false, pc).1 as $t
             }
         }
@@ -361,6 +378,7 @@ atomics!(
 // ---- fences -------------------------------------------------------------------
 
 extern "C" fn fence_impl(mo: i32, pc: usize) {
+    runtime_entry!();
     if modelled() {
         memory::fence(mo, site(pc));
     } else {
@@ -409,6 +427,7 @@ mod wide {
     }
 
     pub extern "C" fn load(a: usize, mo: i32, pc: usize) -> u128 {
+        runtime_entry!();
         if shared(a) {
             decode(memory::load(a, 16, mo, site(pc)))
         } else {
@@ -418,6 +437,7 @@ mod wide {
     }
 
     pub extern "C" fn store(a: usize, v: u128, mo: i32, pc: usize) {
+        runtime_entry!();
         if shared(a) {
             memory::store(a, 16, encode(v), mo, site(pc));
         } else {
@@ -426,6 +446,7 @@ mod wide {
     }
 
     pub extern "C" fn xchg(a: usize, v: u128, mo: i32, pc: usize) -> u128 {
+        runtime_entry!();
         if shared(a) {
             return decode(memory::rmw(a, 16, RmwOp::Xchg, encode(v), mo, site(pc)));
         }
@@ -470,20 +491,24 @@ mod wide {
     }
 
     pub extern "C" fn strong(a: usize, c: *mut u128, v: u128, mo: i32, fmo: i32, pc: usize) -> i32 {
+        runtime_entry!();
         cas_ptr(a, c, v, (mo, fmo), false, pc)
     }
 
     pub extern "C" fn weak(a: usize, c: *mut u128, v: u128, mo: i32, fmo: i32, pc: usize) -> i32 {
+        runtime_entry!();
         cas_ptr(a, c, v, (mo, fmo), true, pc)
     }
 
     /// clang's form: returns the value read.
     pub extern "C" fn val(a: usize, c: u128, v: u128, mo: i32, fmo: i32, pc: usize) -> u128 {
+        runtime_entry!();
         cas(a, c, v, (mo, fmo), false, pc).1
     }
 
     /// An arithmetic read-modify-write: not modelled on 16 bytes.
     pub extern "C" fn arith(_a: usize, _v: u128, _mo: i32, pc: usize) -> u128 {
+        runtime_entry!();
         let what = "a 16-byte atomic fetch-and-modify (fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_nand)";
         if !modelled() {
             eprintln!("c11check: {what} at {} is not supported", site(pc));

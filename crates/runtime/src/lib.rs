@@ -56,7 +56,8 @@ pub use operations::{
 };
 pub use panics::panic_message;
 pub use protocol::{
-    set_fiber_hooks, wait_cuts, FiberHook, Outcome, Strengthen, ThreadMain, ThreadResult,
+    set_fiber_hooks, set_signal_context_hooks, wait_cuts, FiberHook, Outcome, Strengthen,
+    ThreadMain, ThreadResult,
 };
 pub use report::CHOICE_MARK;
 pub use report::{

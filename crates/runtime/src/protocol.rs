@@ -61,11 +61,27 @@ pub(crate) static FIBER_HOOKS: std::sync::OnceLock<(FiberHook, FiberHook)> =
 pub type FiberHook = fn(u32);
 
 /// Sets functions run just before modelled thread `t`'s fiber runs and
-/// just after it stops: a runtime for compiled programs swaps each
-/// thread's thread-local storage in and out there (all fibers share one
-/// OS thread). Set once.
+/// just after it stops: a runtime for compiled programs keeps which
+/// thread runs and its `errno` there (all fibers share one OS thread).
+/// Set once.
 pub fn set_fiber_hooks(enter: FiberHook, leave: FiberHook) {
     let _ = FIBER_HOOKS.set((enter, leave));
+}
+
+/// Functions a signal handler of the runtime calls first and last (see
+/// [`set_signal_context_hooks`]).
+pub(crate) static SIGNAL_CONTEXT_HOOKS: std::sync::OnceLock<SignalContextHooks> =
+    std::sync::OnceLock::new();
+
+/// To the runtime's context (returning what was in place), and back.
+pub(crate) type SignalContextHooks = (fn() -> usize, fn(usize));
+
+/// Sets the functions the runtime's signal handlers call on entry (to put
+/// the runtime's own context in place: a compiled program's threads run
+/// with thread pointers of their own) and before returning to the code
+/// they interrupted (with what the first returned). Set once.
+pub fn set_signal_context_hooks(to_runtime: fn() -> usize, back: fn(usize)) {
+    let _ = SIGNAL_CONTEXT_HOOKS.set((to_runtime, back));
 }
 
 /// Loop turns cut as waits so far in this process (see [`wait_cuts`]).

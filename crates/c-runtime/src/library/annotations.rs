@@ -75,31 +75,37 @@ fn ignore(enter: bool) {
 }
 
 extern "C" fn happens_before_impl(_f: *const c_char, _l: c_int, addr: usize, pc: usize) {
+    runtime_entry!();
     sync(addr, true, memory::site(pc));
 }
 with_pc!(AnnotateHappensBefore(f: *const c_char, l: c_int, addr: usize), "rcx", happens_before_impl);
 
 extern "C" fn happens_after_impl(_f: *const c_char, _l: c_int, addr: usize, pc: usize) {
+    runtime_entry!();
     sync(addr, false, memory::site(pc));
 }
 with_pc!(AnnotateHappensAfter(f: *const c_char, l: c_int, addr: usize), "rcx", happens_after_impl);
 
 extern "C" fn tsan_release_impl(addr: usize, pc: usize) {
+    runtime_entry!();
     sync(addr, true, memory::site(pc));
 }
 with_pc!(__tsan_release(addr: usize), "rsi", tsan_release_impl);
 
 extern "C" fn tsan_acquire_impl(addr: usize, pc: usize) {
+    runtime_entry!();
     sync(addr, false, memory::site(pc));
 }
 with_pc!(__tsan_acquire(addr: usize), "rsi", tsan_acquire_impl);
 
 extern "C" fn rwlock_acquired_impl(_f: *const c_char, _l: c_int, m: usize, _w: usize, pc: usize) {
+    runtime_entry!();
     sync(m, false, memory::site(pc));
 }
 with_pc!(AnnotateRWLockAcquired(f: *const c_char, l: c_int, m: usize, w: usize), "r8", rwlock_acquired_impl);
 
 extern "C" fn rwlock_released_impl(_f: *const c_char, _l: c_int, m: usize, _w: usize, pc: usize) {
+    runtime_entry!();
     sync(m, true, memory::site(pc));
 }
 with_pc!(AnnotateRWLockReleased(f: *const c_char, l: c_int, m: usize, w: usize), "r8", rwlock_released_impl);
@@ -109,10 +115,12 @@ const MUTEX_TRY_LOCK_FAILED: u32 = 1 << 5;
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_mutex_pre_lock(_m: *mut c_void, _flags: u32) {
+    runtime_entry!();
     ignore(true);
 }
 
 extern "C" fn mutex_post_lock_impl(m: usize, flags: u32, _recursion: c_int, pc: usize) {
+    runtime_entry!();
     ignore(false);
     if flags & MUTEX_TRY_LOCK_FAILED == 0 {
         sync(m, false, memory::site(pc));
@@ -121,6 +129,7 @@ extern "C" fn mutex_post_lock_impl(m: usize, flags: u32, _recursion: c_int, pc: 
 with_pc!(__tsan_mutex_post_lock(m: usize, flags: u32, recursion: c_int), "rcx", mutex_post_lock_impl);
 
 extern "C" fn mutex_pre_unlock_impl(m: usize, _flags: u32, pc: usize) -> c_int {
+    runtime_entry!();
     sync(m, true, memory::site(pc));
     ignore(true);
     0
@@ -129,26 +138,31 @@ with_pc!(__tsan_mutex_pre_unlock(m: usize, flags: u32) -> c_int, "rdx", mutex_pr
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_mutex_post_unlock(_m: *mut c_void, _flags: u32) {
+    runtime_entry!();
     ignore(false);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_mutex_pre_signal(_m: *mut c_void, _flags: u32) {
+    runtime_entry!();
     ignore(true);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_mutex_post_signal(_m: *mut c_void, _flags: u32) {
+    runtime_entry!();
     ignore(false);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_mutex_pre_divert(_m: *mut c_void, _flags: u32) {
+    runtime_entry!();
     ignore(false);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_mutex_post_divert(_m: *mut c_void, _flags: u32) {
+    runtime_entry!();
     ignore(true);
 }
 
@@ -160,21 +174,25 @@ pub extern "C" fn __tsan_mutex_destroy(_m: *mut c_void, _flags: u32) {}
 
 #[unsafe(no_mangle)]
 pub extern "C" fn AnnotateIgnoreReadsBegin(_f: *const c_char, _l: c_int) {
+    runtime_entry!();
     ignore(true);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn AnnotateIgnoreReadsEnd(_f: *const c_char, _l: c_int) {
+    runtime_entry!();
     ignore(false);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn AnnotateIgnoreWritesBegin(_f: *const c_char, _l: c_int) {
+    runtime_entry!();
     ignore(true);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn AnnotateIgnoreWritesEnd(_f: *const c_char, _l: c_int) {
+    runtime_entry!();
     ignore(false);
 }
 
@@ -186,6 +204,7 @@ pub extern "C" fn AnnotateBenignRaceSized(
     size: c_long,
     _desc: *const c_char,
 ) {
+    runtime_entry!();
     c11check_runtime::annotate_benign_race(mem, size.max(1) as usize);
 }
 
@@ -197,6 +216,7 @@ pub extern "C" fn WTFAnnotateBenignRaceSized(
     size: c_long,
     desc: *const c_char,
 ) {
+    runtime_entry!();
     AnnotateBenignRaceSized(f, l, mem, size, desc);
 }
 
@@ -207,6 +227,7 @@ pub extern "C" fn AnnotateBenignRace(
     mem: usize,
     _desc: *const c_char,
 ) {
+    runtime_entry!();
     c11check_runtime::annotate_benign_race(mem, 1);
 }
 
@@ -257,6 +278,7 @@ no_op_annotations! {
 /// Not under Valgrind.
 #[unsafe(no_mangle)]
 pub extern "C" fn RunningOnValgrind() -> c_int {
+    runtime_entry!();
     0
 }
 
@@ -266,6 +288,7 @@ pub extern "C" fn RunningOnValgrind() -> c_int {
 /// `query` is null or a C string, as the program passes it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ThreadSanitizerQuery(query: *const c_char) -> *const c_char {
+    runtime_entry!();
     if !query.is_null()
         // SAFETY: the program's C string (see above).
         && unsafe { std::ffi::CStr::from_ptr(query) }.to_bytes() == b"pure_happens_before"

@@ -118,6 +118,7 @@ fn wait_timeval(t: *const libc::timeval) -> Wait {
 }
 
 extern "C" fn poll_impl(fds: *mut libc::pollfd, n: libc::nfds_t, ms: c_int, pc: usize) -> c_int {
+    runtime_entry!();
     let kept = crate::process::caller_state();
     let real =
         real!(c"poll"; unsafe extern "C" fn(*mut libc::pollfd, libc::nfds_t, c_int) -> c_int);
@@ -139,6 +140,7 @@ extern "C" fn ppoll_impl(
     mask: *const libc::sigset_t,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     let kept = crate::process::caller_state();
     let real = real!(c"ppoll"; unsafe extern "C" fn(*mut libc::pollfd, libc::nfds_t, *const libc::timespec, *const libc::sigset_t) -> c_int);
     if !memory::program_call(pc) {
@@ -189,6 +191,7 @@ extern "C" fn select_impl(
     t: *mut libc::timeval,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     let kept = crate::process::caller_state();
     let real = real!(c"select"; unsafe extern "C" fn(c_int, *mut libc::fd_set, *mut libc::fd_set, *mut libc::fd_set, *mut libc::timeval) -> c_int);
     if !memory::program_call(pc) {
@@ -227,6 +230,7 @@ extern "C" fn epoll_wait_impl(
     ms: c_int,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     let kept = crate::process::caller_state();
     let real = real!(c"epoll_wait"; unsafe extern "C" fn(c_int, *mut libc::epoll_event, c_int, c_int) -> c_int);
     if !memory::program_call(pc) {

@@ -64,6 +64,7 @@ fn store<T>(p: *mut T, value: T, pc: usize) {
 }
 
 extern "C" fn time_impl(t: *mut libc::time_t, pc: usize) -> libc::time_t {
+    runtime_entry!();
     if !program_call(pc) {
         passed_on!(c"time"; fn(*mut libc::time_t) -> libc::time_t, t);
     }
@@ -81,6 +82,7 @@ extern "C" fn clock_gettime_impl(
     ts: *mut libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !program_call(pc) {
         // SAFETY: passed on.
         return unsafe { real_clock_gettime(clock, ts) };
@@ -97,6 +99,7 @@ extern "C" fn clock_gettime_impl(
 with_pc!(clock_gettime(c: libc::clockid_t, ts: *mut libc::timespec) -> c_int, "rdx", clock_gettime_impl);
 
 extern "C" fn gettimeofday_impl(tv: *mut libc::timeval, tz: *mut libc::c_void, pc: usize) -> c_int {
+    runtime_entry!();
     if !program_call(pc) {
         passed_on!(c"gettimeofday"; fn(*mut libc::timeval, *mut libc::c_void) -> c_int, tv, tz);
     }
@@ -126,6 +129,7 @@ fn next_rand() -> c_int {
 }
 
 extern "C" fn rand_impl(pc: usize) -> c_int {
+    runtime_entry!();
     if !program_call(pc) {
         passed_on!(c"rand"; fn() -> c_int,);
     }
@@ -134,6 +138,7 @@ extern "C" fn rand_impl(pc: usize) -> c_int {
 with_pc!(rand() -> c_int, "rdi", rand_impl);
 
 extern "C" fn random_impl(pc: usize) -> c_long {
+    runtime_entry!();
     if !program_call(pc) {
         passed_on!(c"random"; fn() -> c_long,);
     }
@@ -142,6 +147,7 @@ extern "C" fn random_impl(pc: usize) -> c_long {
 with_pc!(random() -> c_long, "rdi", random_impl);
 
 extern "C" fn srand_impl(seed: c_uint, pc: usize) {
+    runtime_entry!();
     if !program_call(pc) {
         let f = real!(c"srand"; unsafe extern "C" fn(c_uint));
         // SAFETY: passed on.

@@ -30,6 +30,7 @@ fn clear_thread_id(this: *mut ThreadObject, site: Site) {
 }
 
 extern "C" fn thread_join_impl(this: *mut ThreadObject, pc: usize) {
+    runtime_entry!();
     let site = Site::Pc(pc);
     if memory::program_call(pc) {
         let id = thread_id(this, site);
@@ -46,6 +47,7 @@ extern "C" fn thread_join_impl(this: *mut ThreadObject, pc: usize) {
 with_pc!(#[unsafe(export_name = "_ZNSt6thread4joinEv")] thread_join(t: *mut ThreadObject), "rsi", thread_join_impl);
 
 extern "C" fn thread_detach_impl(this: *mut ThreadObject, pc: usize) {
+    runtime_entry!();
     let site = Site::Pc(pc);
     if memory::program_call(pc) && thread_id(this, site) != 0 {
         clear_thread_id(this, site);

@@ -64,8 +64,9 @@ pub(crate) fn run_destructors() {
             return;
         }
         for (d, v) in due {
-            // SAFETY: the program's destructor, with the value it set.
-            unsafe { d(v as *mut c_void) };
+            // SAFETY: the program's destructor, with the value it set, run
+            // as the thread.
+            crate::process::tls::as_program(t as u32, || unsafe { d(v as *mut c_void) });
         }
     }
 }
@@ -79,6 +80,7 @@ pub unsafe extern "C" fn pthread_key_create(
     key: *mut libc::pthread_key_t,
     destructor: Destructor,
 ) -> c_int {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"pthread_key_create"; unsafe extern "C" fn(*mut libc::pthread_key_t, Destructor) -> c_int);
         // SAFETY: passed on.
@@ -97,6 +99,7 @@ pub unsafe extern "C" fn pthread_key_create(
 /// Deletes a key (its values are dropped, no destructor runs).
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_key_delete(key: libc::pthread_key_t) -> c_int {
+    runtime_entry!();
     let Some(i) = our_key(key) else {
         let f = real!(c"pthread_key_delete"; unsafe extern "C" fn(libc::pthread_key_t) -> c_int);
         // SAFETY: passed on.
@@ -122,6 +125,7 @@ pub extern "C" fn pthread_key_delete(key: libc::pthread_key_t) -> c_int {
 /// The calling thread's value for `key`.
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_getspecific(key: libc::pthread_key_t) -> *mut c_void {
+    runtime_entry!();
     let (Some(i), true) = (our_key(key), modelled()) else {
         let f =
             real!(c"pthread_getspecific"; unsafe extern "C" fn(libc::pthread_key_t) -> *mut c_void);
@@ -148,6 +152,7 @@ pub unsafe extern "C" fn pthread_setspecific(
     key: libc::pthread_key_t,
     value: *const c_void,
 ) -> c_int {
+    runtime_entry!();
     let (Some(i), true) = (our_key(key), modelled()) else {
         let f = real!(c"pthread_setspecific"; unsafe extern "C" fn(libc::pthread_key_t, *const c_void) -> c_int);
         // SAFETY: passed on.

@@ -79,18 +79,24 @@ unsafe extern "C" {
 /// A failed assertion, `abort` or an uncaught C++ exception ends the
 /// thread in the runtime, which reports it.
 pub(crate) fn run_thread(start: StartRoutine, arg: usize) -> usize {
+    run_body(start_routine(start, arg))
+}
+
+/// A thread's body that calls `start(arg)`.
+fn start_routine(start: StartRoutine, arg: usize) -> impl FnOnce() -> usize + Send + 'static {
     // SAFETY: the program's start routine, with the argument it was given,
     // called as a C function (see `c11check_call_start_routine`).
-    run_body(move || unsafe { c11check_call_start_routine(start, arg as *mut c_void) as usize })
+    move || unsafe { c11check_call_start_routine(start, arg as *mut c_void) as usize }
 }
 
 /// Runs a thread's body (a start routine and its argument): its result.
 /// A thread that ends otherwise (`pthread_exit`, `exit`, `abort`, a failed
 /// assertion) does not come back here: see [`end_thread`] and [`fail`].
 pub(crate) fn run_body(body: impl FnOnce() -> usize) -> usize {
-    let t = crate::process::tls::current_thread() as usize;
-    memory::note_stack(t);
-    let v = body();
+    let t = crate::process::tls::current_thread();
+    memory::note_stack(t as usize);
+    crate::process::tls::thread_starts(t);
+    let v = crate::process::tls::as_program(t, body);
     thread_ended(v);
     v
 }
@@ -188,13 +194,14 @@ extern "C" fn create_impl(
     arg: *mut c_void,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let f = real!(c"pthread_create"; unsafe extern "C" fn(*mut libc::pthread_t, *const libc::pthread_attr_t, StartRoutine, *mut c_void) -> c_int);
         // SAFETY: the program's arguments, passed on.
         return unsafe { f(thread, attr, start, arg) };
     }
     let arg = arg as usize;
-    spawn_thread(thread, move || run_thread(start, arg), memory::site(pc));
+    spawn_thread(thread, start_routine(start, arg), memory::site(pc));
     0
 }
 with_pc!(pthread_create(t: *mut libc::pthread_t, a: *const libc::pthread_attr_t, s: StartRoutine, arg: *mut c_void) -> c_int, "r8", create_impl);
@@ -217,6 +224,7 @@ pub(crate) fn join_thread(h: u64, site: Site) -> Result<usize, c_int> {
 }
 
 extern "C" fn join_impl(thread: libc::pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let f = real!(c"pthread_join"; unsafe extern "C" fn(libc::pthread_t, *mut *mut c_void) -> c_int);
         // SAFETY: passed on.
@@ -242,6 +250,7 @@ with_pc!(pthread_join(t: libc::pthread_t, r: *mut *mut c_void) -> c_int, "rdx", 
 /// A detached thread runs on; nothing to do.
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_detach(thread: libc::pthread_t) -> c_int {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"pthread_detach"; unsafe extern "C" fn(libc::pthread_t) -> c_int);
         // SAFETY: passed on.
@@ -253,6 +262,7 @@ pub extern "C" fn pthread_detach(thread: libc::pthread_t) -> c_int {
 /// The calling thread's id.
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_self() -> libc::pthread_t {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"pthread_self"; unsafe extern "C" fn() -> libc::pthread_t);
         // SAFETY: no arguments.
@@ -264,6 +274,7 @@ pub extern "C" fn pthread_self() -> libc::pthread_t {
 /// Whether two thread ids are the same thread.
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_equal(a: libc::pthread_t, b: libc::pthread_t) -> c_int {
+    runtime_entry!();
     (a == b) as c_int
 }
 
@@ -273,6 +284,7 @@ pub extern "C" fn pthread_equal(a: libc::pthread_t, b: libc::pthread_t) -> c_int
 /// Called by the program, as libc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn pthread_exit(value: *mut c_void) -> ! {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"pthread_exit"; unsafe extern "C" fn(*mut c_void) -> !);
         // SAFETY: passed on.
@@ -392,6 +404,7 @@ pub(crate) fn unlock_mutex(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
 }
 
 extern "C" fn lock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let f =
             real!(c"pthread_mutex_lock"; unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
@@ -403,6 +416,7 @@ extern "C" fn lock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
 with_pc!(pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", lock_impl);
 
 extern "C" fn trylock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let f = real!(c"pthread_mutex_trylock"; unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
         // SAFETY: passed on.
@@ -413,6 +427,7 @@ extern "C" fn trylock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
 with_pc!(pthread_mutex_trylock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", trylock_impl);
 
 extern "C" fn unlock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let f = real!(c"pthread_mutex_unlock"; unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
         // SAFETY: passed on.
@@ -425,6 +440,7 @@ with_pc!(pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", un
 // ---- yielding, sleeping ---------------------------------------------------------
 
 extern "C" fn yield_impl(pc: usize) -> c_int {
+    runtime_entry!();
     let kept = crate::process::caller_state();
     if modelled() {
         memory::program_spin_hint(memory::site(pc), Some(kept));
@@ -444,6 +460,7 @@ pub extern "C-unwind" fn __assert_fail(
     line: u32,
     func: *const c_char,
 ) -> ! {
+    runtime_entry!();
     let text = |p: *const c_char| {
         if p.is_null() {
             String::new()
@@ -475,12 +492,14 @@ pub extern "C-unwind" fn c11check_assert_fail(
     line: u32,
     func: *const c_char,
 ) -> ! {
+    runtime_entry!();
     __assert_fail(expr, file, line, func)
 }
 
 /// `abort()`: the execution fails.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn abort() -> ! {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"abort"; unsafe extern "C" fn() -> !);
         // SAFETY: no arguments.
@@ -527,9 +546,12 @@ fn handled_exception_what() -> Option<String> {
         look(c"__cxa_get_globals")?,
         look(c"_ZTISt9exception")?,
     );
+    // The exception is the thread's: libstdc++ keeps it in the thread's
+    // thread-locals.
+    let me = crate::process::tls::current_thread();
     // SAFETY: libstdc++'s functions and layouts (see the doc); the header
     // is checked against the handled exception's type before use.
-    unsafe {
+    let w = crate::process::tls::as_program(me, || unsafe {
         let thrown_type = std::mem::transmute::<*mut c_void, CurrentType>(current)();
         if thrown_type.is_null() {
             return None;
@@ -550,9 +572,10 @@ fn handled_exception_what() -> Option<String> {
         }
         let vtable = *(object as *const *const usize);
         let what = std::mem::transmute::<usize, What>(*vtable.add(2));
-        let w = what(object);
-        (!w.is_null()).then(|| CStr::from_ptr(w).to_string_lossy().into_owned())
-    }
+        Some(what(object))
+    })?;
+    // SAFETY: `what()`'s C string.
+    (!w.is_null()).then(|| unsafe { CStr::from_ptr(w) }.to_string_lossy().into_owned())
 }
 
 /// The (demangled) type of the C++ exception the calling thread is
@@ -570,8 +593,11 @@ fn handled_cxx_exception() -> Option<String> {
     if current.is_null() {
         return None;
     }
-    // SAFETY: libstdc++'s `__cxa_current_exception_type`, no arguments.
-    let info = unsafe { std::mem::transmute::<*mut c_void, CurrentType>(current)() };
+    // SAFETY: libstdc++'s `__cxa_current_exception_type`, no arguments,
+    // asked as the thread (the exception is in its thread-locals).
+    let info = crate::process::tls::as_program(crate::process::tls::current_thread(), || unsafe {
+        std::mem::transmute::<*mut c_void, CurrentType>(current)()
+    });
     if info.is_null() {
         return None;
     }
@@ -622,6 +648,7 @@ fn handled_cxx_exception() -> Option<String> {
 /// never returns. No `atexit` handler runs, nothing is flushed. Outside
 /// the model: the process.
 extern "C" fn exit_impl(status: c_int, pc: usize) {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"exit"; unsafe extern "C" fn(c_int) -> !);
         // SAFETY: passed on.
@@ -631,6 +658,7 @@ extern "C" fn exit_impl(status: c_int, pc: usize) {
 }
 
 extern "C" fn quick_exit_impl(status: c_int, pc: usize) {
+    runtime_entry!();
     if !modelled() {
         // The runtime's own last step, or the program outside the model.
         let f = real!(c"_exit"; unsafe extern "C" fn(c_int) -> !);
@@ -653,6 +681,7 @@ with_pc!(_Exit(status: c_int), "rsi", quick_exit_impl);
 // ---- GenMC's verifier functions ----------------------------------------------------
 
 extern "C" fn assume_impl(cond: c_int, pc: usize) {
+    runtime_entry!();
     if modelled() && cond == 0 {
         memory::flush_pending();
         c11check_runtime::block(BlockReason::Assume, memory::site(pc));
@@ -663,6 +692,7 @@ with_pc!(__VERIFIER_assume(c: c_int), "rsi", assume_impl);
 /// Input values are not explored: 0.
 #[unsafe(no_mangle)]
 pub extern "C" fn __VERIFIER_nondet_int() -> c_int {
+    runtime_entry!();
     0
 }
 
@@ -675,6 +705,7 @@ pub extern "C" fn __VERIFIER_loop_begin() {}
 pub extern "C" fn __VERIFIER_spin_start() {}
 
 extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
+    runtime_entry!();
     let kept = crate::process::caller_state();
     if modelled() && cond == 0 {
         memory::program_spin_hint(memory::site(pc), Some(kept));
@@ -683,6 +714,7 @@ extern "C" fn spin_end_impl(cond: c_int, pc: usize) {
 with_pc!(__VERIFIER_spin_end(c: c_int), "rsi", spin_end_impl);
 
 extern "C" fn failed_turn_impl(pc: usize) {
+    runtime_entry!();
     if modelled() {
         memory::program_failed_turn(memory::site(pc));
     }
@@ -707,6 +739,7 @@ extern "C" fn barrier_init_impl(
     count: u32,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let f = real!(c"pthread_barrier_init"; unsafe extern "C" fn(*mut libc::pthread_barrier_t, *const libc::pthread_barrierattr_t, u32) -> c_int);
         // SAFETY: passed on.
@@ -738,6 +771,7 @@ with_pc!(pthread_barrier_init(b: *mut libc::pthread_barrier_t, a: *const libc::p
 /// arrival counts (`b`, `b + 8`) and two permit counts (`b + 16`,
 /// `b + 24`). The round's leader returns `PTHREAD_BARRIER_SERIAL_THREAD`.
 extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let f = real!(c"pthread_barrier_wait"; unsafe extern "C" fn(*mut libc::pthread_barrier_t) -> c_int);
         // SAFETY: passed on.
@@ -784,5 +818,6 @@ with_pc!(pthread_barrier_wait(b: *mut libc::pthread_barrier_t) -> c_int, "rsi", 
 /// Nothing to free.
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_barrier_destroy(_b: *mut libc::pthread_barrier_t) -> c_int {
+    runtime_entry!();
     0
 }

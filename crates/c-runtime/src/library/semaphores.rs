@@ -82,6 +82,7 @@ extern "C" fn sem_init_impl(
     value: c_uint,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_init"; fn(*mut libc::sem_t, c_int, c_uint) -> c_int, sem, shared, value);
     }
@@ -90,6 +91,7 @@ extern "C" fn sem_init_impl(
 with_pc!(sem_init(s: *mut libc::sem_t, shared: c_int, value: c_uint) -> c_int, "rcx", sem_init_impl);
 
 extern "C" fn sem_wait_impl(sem: *mut libc::sem_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_wait"; fn(*mut libc::sem_t) -> c_int, sem);
     }
@@ -98,6 +100,7 @@ extern "C" fn sem_wait_impl(sem: *mut libc::sem_t, pc: usize) -> c_int {
 with_pc!(sem_wait(s: *mut libc::sem_t) -> c_int, "rsi", sem_wait_impl);
 
 extern "C" fn sem_trywait_impl(sem: *mut libc::sem_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_trywait"; fn(*mut libc::sem_t) -> c_int, sem);
     }
@@ -110,6 +113,7 @@ extern "C" fn sem_timedwait_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_timedwait"; fn(*mut libc::sem_t, *const libc::timespec) -> c_int, sem, t);
     }
@@ -123,6 +127,7 @@ extern "C" fn sem_clockwait_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_clockwait"; fn(*mut libc::sem_t, libc::clockid_t, *const libc::timespec) -> c_int, sem, clock, t);
     }
@@ -131,6 +136,7 @@ extern "C" fn sem_clockwait_impl(
 with_pc!(sem_clockwait(s: *mut libc::sem_t, c: libc::clockid_t, t: *const libc::timespec) -> c_int, "rcx", sem_clockwait_impl);
 
 extern "C" fn sem_post_impl(sem: *mut libc::sem_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_post"; fn(*mut libc::sem_t) -> c_int, sem);
     }
@@ -139,6 +145,7 @@ extern "C" fn sem_post_impl(sem: *mut libc::sem_t, pc: usize) -> c_int {
 with_pc!(sem_post(s: *mut libc::sem_t) -> c_int, "rsi", sem_post_impl);
 
 extern "C" fn sem_getvalue_impl(sem: *mut libc::sem_t, out: *mut c_int, pc: usize) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_getvalue"; fn(*mut libc::sem_t, *mut c_int) -> c_int, sem, out);
     }
@@ -147,6 +154,7 @@ extern "C" fn sem_getvalue_impl(sem: *mut libc::sem_t, out: *mut c_int, pc: usiz
 with_pc!(sem_getvalue(s: *mut libc::sem_t, out: *mut c_int) -> c_int, "rdx", sem_getvalue_impl);
 
 extern "C" fn sem_destroy_impl(sem: *mut libc::sem_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !memory::program_call(pc) {
         passed_on!(c"sem_destroy"; fn(*mut libc::sem_t) -> c_int, sem);
     }

@@ -101,6 +101,7 @@ extern "C" fn cond_wait_impl(
     m: *mut libc::pthread_mutex_t,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_cond_wait"; fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t) -> c_int, c, m);
     }
@@ -114,6 +115,7 @@ extern "C" fn cond_timedwait_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_cond_timedwait"; fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, *const libc::timespec) -> c_int, c, m, t);
     }
@@ -128,6 +130,7 @@ extern "C" fn cond_clockwait_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_cond_clockwait"; fn(*mut libc::pthread_cond_t, *mut libc::pthread_mutex_t, libc::clockid_t, *const libc::timespec) -> c_int, c, m, clock, t);
     }
@@ -136,6 +139,7 @@ extern "C" fn cond_clockwait_impl(
 with_pc!(pthread_cond_clockwait(c: *mut libc::pthread_cond_t, m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, t: *const libc::timespec) -> c_int, "r8", cond_clockwait_impl);
 
 extern "C" fn cond_signal_impl(c: *mut libc::pthread_cond_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_cond_signal"; fn(*mut libc::pthread_cond_t) -> c_int, c);
     }
@@ -145,6 +149,7 @@ extern "C" fn cond_signal_impl(c: *mut libc::pthread_cond_t, pc: usize) -> c_int
 with_pc!(pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_int, "rsi", cond_signal_impl);
 
 extern "C" fn cond_broadcast_impl(c: *mut libc::pthread_cond_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_cond_broadcast"; fn(*mut libc::pthread_cond_t) -> c_int, c);
     }
@@ -301,6 +306,7 @@ fn rw_unlock(l: *mut libc::pthread_rwlock_t, site: Site) -> c_int {
 macro_rules! rwlock_entry {
     ($name:ident, $imp:ident, $write:expr, $how:expr) => {
         extern "C" fn $imp(l: *mut libc::pthread_rwlock_t, pc: usize) -> c_int {
+            runtime_entry!();
             if !crate::memory::program_call(pc) {
                 passed_on!(const_cstr!($name); fn(*mut libc::pthread_rwlock_t) -> c_int, l);
             }
@@ -313,6 +319,7 @@ macro_rules! rwlock_entry {
 macro_rules! rwlock_timed_entry {
     ($name:ident, $imp:ident, $write:expr) => {
         extern "C" fn $imp(l: *mut libc::pthread_rwlock_t, t: *const libc::timespec, pc: usize) -> c_int {
+            runtime_entry!();
             if !crate::memory::program_call(pc) {
                 passed_on!(const_cstr!($name); fn(*mut libc::pthread_rwlock_t, *const libc::timespec) -> c_int, l, t);
             }
@@ -330,6 +337,7 @@ macro_rules! rwlock_clock_entry {
             t: *const libc::timespec,
             pc: usize,
         ) -> c_int {
+            runtime_entry!();
             if !crate::memory::program_call(pc) {
                 passed_on!(const_cstr!($name); fn(*mut libc::pthread_rwlock_t, libc::clockid_t, *const libc::timespec) -> c_int, l, c, t);
             }
@@ -354,6 +362,7 @@ rwlock_clock_entry!(pthread_rwlock_clockrdlock, clockrdlock_impl, false);
 rwlock_clock_entry!(pthread_rwlock_clockwrlock, clockwrlock_impl, true);
 
 extern "C" fn rw_unlock_impl(l: *mut libc::pthread_rwlock_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_rwlock_unlock"; fn(*mut libc::pthread_rwlock_t) -> c_int, l);
     }
@@ -370,54 +379,22 @@ thread_local! {
     static ONCE_DONE: RefCell<OnceDone> = RefCell::new(OnceDone::new());
 }
 
-/// libstdc++'s `std::call_once` passes its callable to `__once_proxy` in
-/// two thread-locals of libstdc++ (`__once_callable`, `__once_call`),
-/// which the modelled threads share: their values at the call, put back
-/// before the routine runs (another thread may have set them meanwhile).
-fn libstdcxx_once_state() -> Option<(usize, *mut usize, *mut usize)> {
-    static SYMBOLS: std::sync::OnceLock<Option<(usize, usize, usize)>> = std::sync::OnceLock::new();
-    // The thread-locals' addresses are the same for every modelled thread
-    // (they all run on this OS thread).
-    let s = *SYMBOLS.get_or_init(|| {
-        let look = |n: &std::ffi::CStr| {
-            // SAFETY: dlsym with a valid C string.
-            unsafe { libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr()) as usize }
-        };
-        let (proxy, callable, call) = (
-            look(c"__once_proxy"),
-            look(c"__once_callable"),
-            look(c"__once_call"),
-        );
-        (proxy != 0 && callable != 0 && call != 0).then_some((proxy, callable, call))
-    });
-    s.map(|(p, a, b)| (p, a as *mut usize, b as *mut usize))
-}
-
 /// Runs `routine` once per flag at `flag` and execution; every caller
 /// returns after it ran (they wait for a lock it held meanwhile).
 pub(crate) fn once(flag: usize, routine: unsafe extern "C" fn(), site: Site) {
-    // Taken before anything can switch threads (`begin` may: it makes the
-    // thread's last plain write an event).
-    let saved = libstdcxx_once_state()
-        .filter(|s| s.0 == routine as usize)
-        // SAFETY: libstdc++'s thread-locals, two pointers.
-        .map(|s| unsafe { (s.1, s.2, *s.1, *s.2) });
     memory::begin(site);
     let cell = memory::lock_cell(flag);
+    let me = crate::process::tls::current_thread();
     let run = || {
         let g = c11check_runtime::generation();
         if ONCE_DONE.with(|d| d.borrow().get(&flag) == Some(&g)) {
             return;
         }
-        if let Some((a, b, va, vb)) = saved {
-            // SAFETY: as above.
-            unsafe {
-                *a = va;
-                *b = vb;
-            }
-        }
+        // The routine runs as the calling thread: libstdc++'s
+        // `std::call_once` hands its callable to `__once_proxy` in the
+        // thread's own thread-locals.
         // SAFETY: the program's routine, as it asked.
-        unsafe { routine() };
+        crate::process::tls::as_program(me, || unsafe { routine() });
         ONCE_DONE.with(|d| d.borrow_mut().insert(flag, g));
         memory::flush_pending();
     };
@@ -431,6 +408,7 @@ extern "C" fn once_impl(
     routine: unsafe extern "C" fn(),
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_once"; fn(*mut libc::pthread_once_t, unsafe extern "C" fn()) -> c_int, flag, routine);
     }
@@ -448,6 +426,7 @@ fn lock_spin(l: *mut libc::pthread_spinlock_t, how: Acquire, site: Site) -> c_in
 }
 
 extern "C" fn spin_lock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_spin_lock"; fn(*mut libc::pthread_spinlock_t) -> c_int, l);
     }
@@ -456,6 +435,7 @@ extern "C" fn spin_lock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> c_i
 with_pc!(pthread_spin_lock(l: *mut libc::pthread_spinlock_t) -> c_int, "rsi", spin_lock_impl);
 
 extern "C" fn spin_trylock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_spin_trylock"; fn(*mut libc::pthread_spinlock_t) -> c_int, l);
     }
@@ -464,6 +444,7 @@ extern "C" fn spin_trylock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> 
 with_pc!(pthread_spin_trylock(l: *mut libc::pthread_spinlock_t) -> c_int, "rsi", spin_trylock_impl);
 
 extern "C" fn spin_unlock_impl(l: *mut libc::pthread_spinlock_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_spin_unlock"; fn(*mut libc::pthread_spinlock_t) -> c_int, l);
     }
@@ -478,12 +459,14 @@ with_pc!(pthread_spin_unlock(l: *mut libc::pthread_spinlock_t) -> c_int, "rsi", 
 /// Sets up a spin lock: nothing to do (only its address is used).
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_spin_init(_l: *mut libc::pthread_spinlock_t, _shared: c_int) -> c_int {
+    runtime_entry!();
     0
 }
 
 /// Nothing to free.
 #[unsafe(no_mangle)]
 pub extern "C" fn pthread_spin_destroy(_l: *mut libc::pthread_spinlock_t) -> c_int {
+    runtime_entry!();
     0
 }
 
@@ -492,6 +475,7 @@ extern "C" fn mutex_timedlock_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_mutex_timedlock"; fn(*mut libc::pthread_mutex_t, *const libc::timespec) -> c_int, m, t);
     }
@@ -505,6 +489,7 @@ extern "C" fn mutex_clocklock_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"pthread_mutex_clocklock"; fn(*mut libc::pthread_mutex_t, libc::clockid_t, *const libc::timespec) -> c_int, m, c, t);
     }
@@ -521,6 +506,7 @@ pub(crate) fn sleep_now(site: Site, kept: Option<u64>) {
 }
 
 extern "C" fn usleep_impl(us: libc::useconds_t, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"usleep"; fn(libc::useconds_t) -> c_int, us);
     }
@@ -530,6 +516,7 @@ extern "C" fn usleep_impl(us: libc::useconds_t, pc: usize) -> c_int {
 with_pc!(usleep(us: libc::useconds_t) -> c_int, "rsi", usleep_impl);
 
 extern "C" fn sleep_impl(s: u32, pc: usize) -> u32 {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"sleep"; fn(u32) -> u32, s);
     }
@@ -543,6 +530,7 @@ extern "C" fn nanosleep_impl(
     rem: *mut libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"nanosleep"; fn(*const libc::timespec, *mut libc::timespec) -> c_int, t, rem);
     }
@@ -558,6 +546,7 @@ extern "C" fn clock_nanosleep_impl(
     rem: *mut libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"clock_nanosleep"; fn(libc::clockid_t, c_int, *const libc::timespec, *mut libc::timespec) -> c_int, c, flags, t, rem);
     }
@@ -624,6 +613,7 @@ extern "C" fn syscall_impl(
     a5: libc::c_long,
     a6: libc::c_long,
 ) -> libc::c_long {
+    runtime_entry!();
     // SAFETY: written by the trampoline of this call, on this thread.
     let pc = unsafe { std::ptr::addr_of!(SYSCALL_PC).read() };
     if n == libc::SYS_futex && memory::program_call(pc) {

@@ -39,6 +39,7 @@ extern "C" fn thrd_create_impl(
     arg: *mut c_void,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"thrd_create"; fn(*mut u64, ThrdStart, *mut c_void) -> c_int, t, start, arg);
     }
@@ -54,6 +55,7 @@ extern "C" fn thrd_create_impl(
 with_pc!(thrd_create(t: *mut u64, s: ThrdStart, a: *mut c_void) -> c_int, "rcx", thrd_create_impl);
 
 extern "C" fn thrd_join_impl(t: u64, res: *mut c_int, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"thrd_join"; fn(u64, *mut c_int) -> c_int, t, res);
     }
@@ -75,6 +77,7 @@ with_pc!(thrd_join(t: u64, r: *mut c_int) -> c_int, "rdx", thrd_join_impl);
 /// The calling thread's handle.
 #[unsafe(no_mangle)]
 pub extern "C" fn thrd_current() -> u64 {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"thrd_current"; unsafe extern "C" fn() -> u64);
         // SAFETY: no arguments.
@@ -86,6 +89,7 @@ pub extern "C" fn thrd_current() -> u64 {
 /// A detached thread runs on; nothing to do.
 #[unsafe(no_mangle)]
 pub extern "C" fn thrd_detach(t: u64) -> c_int {
+    runtime_entry!();
     if !modelled() {
         passed_on!(c"thrd_detach"; fn(u64) -> c_int, t);
     }
@@ -95,6 +99,7 @@ pub extern "C" fn thrd_detach(t: u64) -> c_int {
 /// Ends the calling thread with `res`.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn thrd_exit(res: c_int) -> ! {
+    runtime_entry!();
     if !modelled() {
         let f = real!(c"thrd_exit"; unsafe extern "C" fn(c_int) -> !);
         // SAFETY: passed on.
@@ -104,6 +109,7 @@ pub extern "C-unwind" fn thrd_exit(res: c_int) -> ! {
 }
 
 extern "C" fn thrd_yield_impl(pc: usize) {
+    runtime_entry!();
     if modelled() {
         sleep_now(memory::site(pc), Some(crate::process::caller_state()));
     }
@@ -115,6 +121,7 @@ extern "C" fn thrd_sleep_impl(
     rem: *mut libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"thrd_sleep"; fn(*const libc::timespec, *mut libc::timespec) -> c_int, d, rem);
     }
@@ -126,6 +133,7 @@ with_pc!(thrd_sleep(d: *const libc::timespec, r: *mut libc::timespec) -> c_int, 
 macro_rules! mtx_entry {
     ($name:ident, $imp:ident, $how:expr) => {
         extern "C" fn $imp(m: *mut Mtx, pc: usize) -> c_int {
+            runtime_entry!();
             if !crate::memory::program_call(pc) {
                 passed_on!(const_cstr!($name); fn(*mut Mtx) -> c_int, m);
             }
@@ -139,6 +147,7 @@ mtx_entry!(mtx_lock, mtx_lock_impl, Acquire::Wait);
 mtx_entry!(mtx_trylock, mtx_trylock_impl, Acquire::Try);
 
 extern "C" fn mtx_timedlock_impl(m: *mut Mtx, t: *const libc::timespec, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"mtx_timedlock"; fn(*mut Mtx, *const libc::timespec) -> c_int, m, t);
     }
@@ -147,6 +156,7 @@ extern "C" fn mtx_timedlock_impl(m: *mut Mtx, t: *const libc::timespec, pc: usiz
 with_pc!(mtx_timedlock(m: *mut Mtx, t: *const libc::timespec) -> c_int, "rdx", mtx_timedlock_impl);
 
 extern "C" fn mtx_unlock_impl(m: *mut Mtx, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"mtx_unlock"; fn(*mut Mtx) -> c_int, m);
     }
@@ -155,6 +165,7 @@ extern "C" fn mtx_unlock_impl(m: *mut Mtx, pc: usize) -> c_int {
 with_pc!(mtx_unlock(m: *mut Mtx) -> c_int, "rsi", mtx_unlock_impl);
 
 extern "C" fn cnd_wait_impl(c: *mut Cnd, m: *mut Mtx, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"cnd_wait"; fn(*mut Cnd, *mut Mtx) -> c_int, c, m);
     }
@@ -173,6 +184,7 @@ extern "C" fn cnd_timedwait_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"cnd_timedwait"; fn(*mut Cnd, *mut Mtx, *const libc::timespec) -> c_int, c, m, t);
     }
@@ -181,6 +193,7 @@ extern "C" fn cnd_timedwait_impl(
 with_pc!(cnd_timedwait(c: *mut Cnd, m: *mut Mtx, t: *const libc::timespec) -> c_int, "rcx", cnd_timedwait_impl);
 
 extern "C" fn cnd_signal_impl(c: *mut Cnd, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"cnd_signal"; fn(*mut Cnd) -> c_int, c);
     }
@@ -190,6 +203,7 @@ extern "C" fn cnd_signal_impl(c: *mut Cnd, pc: usize) -> c_int {
 with_pc!(cnd_signal(c: *mut Cnd) -> c_int, "rsi", cnd_signal_impl);
 
 extern "C" fn cnd_broadcast_impl(c: *mut Cnd, pc: usize) -> c_int {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         passed_on!(c"cnd_broadcast"; fn(*mut Cnd) -> c_int, c);
     }
@@ -199,6 +213,7 @@ extern "C" fn cnd_broadcast_impl(c: *mut Cnd, pc: usize) -> c_int {
 with_pc!(cnd_broadcast(c: *mut Cnd) -> c_int, "rsi", cnd_broadcast_impl);
 
 extern "C" fn call_once_impl(flag: *mut c_int, f: unsafe extern "C" fn(), pc: usize) {
+    runtime_entry!();
     if !crate::memory::program_call(pc) {
         let g = real!(c"call_once"; unsafe extern "C" fn(*mut c_int, unsafe extern "C" fn()));
         // SAFETY: passed on.
@@ -217,6 +232,7 @@ type Dtor = Option<unsafe extern "C" fn(*mut c_void)>;
 /// Called by the program, as libc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tss_create(key: *mut libc::pthread_key_t, d: Dtor) -> c_int {
+    runtime_entry!();
     // SAFETY: passed on.
     result(unsafe { crate::library::keys::pthread_key_create(key, d) })
 }
@@ -224,6 +240,7 @@ pub unsafe extern "C" fn tss_create(key: *mut libc::pthread_key_t, d: Dtor) -> c
 /// The calling thread's value for `key`.
 #[unsafe(no_mangle)]
 pub extern "C" fn tss_get(key: libc::pthread_key_t) -> *mut c_void {
+    runtime_entry!();
     crate::library::keys::pthread_getspecific(key)
 }
 
@@ -233,6 +250,7 @@ pub extern "C" fn tss_get(key: libc::pthread_key_t) -> *mut c_void {
 /// Called by the program, as libc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tss_set(key: libc::pthread_key_t, v: *mut c_void) -> c_int {
+    runtime_entry!();
     // SAFETY: passed on, as the program called it.
     result(unsafe { crate::library::keys::pthread_setspecific(key, v) })
 }
@@ -240,5 +258,6 @@ pub unsafe extern "C" fn tss_set(key: libc::pthread_key_t, v: *mut c_void) -> c_
 /// Deletes `key`.
 #[unsafe(no_mangle)]
 pub extern "C" fn tss_delete(key: libc::pthread_key_t) {
+    runtime_entry!();
     crate::library::keys::pthread_key_delete(key);
 }

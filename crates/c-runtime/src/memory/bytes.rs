@@ -90,6 +90,7 @@ fn libc_fn(i: usize, name: &std::ffi::CStr) -> Option<usize> {
 }
 
 extern "C" fn memcpy_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> *mut u8 {
+    runtime_entry!();
     if !crate::image::regions::from_program(pc) {
         // libc's, the runtime's own copies: glibc's (faster on small sizes).
         if let Some(f) = libc_fn(0, c"memcpy") {
@@ -107,6 +108,7 @@ extern "C" fn memcpy_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> 
 }
 
 extern "C" fn memmove_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) -> *mut u8 {
+    runtime_entry!();
     if !crate::image::regions::from_program(pc) {
         if let Some(f) = libc_fn(1, c"memmove") {
             // SAFETY: glibc's memmove, with the caller's arguments.
@@ -129,6 +131,7 @@ extern "C" fn memmove_impl(dst: *mut u8, src: *const u8, n: usize, pc: usize) ->
 }
 
 extern "C" fn memset_impl(dst: *mut u8, c: i32, n: usize, pc: usize) -> *mut u8 {
+    runtime_entry!();
     if !crate::image::regions::from_program(pc) {
         if let Some(f) = libc_fn(2, c"memset") {
             // SAFETY: glibc's memset, with the caller's arguments.
@@ -195,6 +198,7 @@ fn own(i: usize, name: &std::ffi::CStr) -> Option<usize> {
 
 /// The runtime's first memcpy (and any made while glibc's is looked up).
 extern "C" fn own_memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+    runtime_entry!();
     match own(0, c"memcpy") {
         // SAFETY: glibc's memcpy, with the caller's arguments.
         Some(f) => unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) },
@@ -208,6 +212,7 @@ extern "C" fn own_memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
 
 /// The runtime's first memmove.
 extern "C" fn own_memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+    runtime_entry!();
     match own(1, c"memmove") {
         // SAFETY: glibc's memmove, with the caller's arguments.
         Some(f) => unsafe { std::mem::transmute::<usize, CopyFn>(f)(dst, src, n) },
@@ -227,6 +232,7 @@ extern "C" fn own_memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
 
 /// The runtime's first memset.
 extern "C" fn own_memset(dst: *mut u8, c: i32, n: usize) -> *mut u8 {
+    runtime_entry!();
     match own(2, c"memset") {
         // SAFETY: glibc's memset, with the caller's arguments.
         Some(f) => unsafe { std::mem::transmute::<usize, SetFn>(f)(dst, c, n) },

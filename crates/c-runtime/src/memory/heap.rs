@@ -208,6 +208,7 @@ pub(crate) mod libc_heap {
 use libc_heap::*;
 
 extern "C" fn malloc_impl(size: usize, pc: usize) -> *mut c_void {
+    runtime_entry!();
     if programs(pc) {
         let p = arena_alloc(size, HEADER, false, pc);
         if !p.is_null() {
@@ -219,6 +220,7 @@ extern "C" fn malloc_impl(size: usize, pc: usize) -> *mut c_void {
 }
 
 extern "C" fn calloc_impl(n: usize, size: usize, pc: usize) -> *mut c_void {
+    runtime_entry!();
     let Some(total) = n.checked_mul(size) else {
         return std::ptr::null_mut();
     };
@@ -235,6 +237,7 @@ extern "C" fn calloc_impl(n: usize, size: usize, pc: usize) -> *mut c_void {
 }
 
 extern "C" fn memalign_impl(align: usize, size: usize, pc: usize) -> *mut c_void {
+    runtime_entry!();
     if programs(pc) && align.is_power_of_two() {
         let p = arena_alloc(size, align, false, pc);
         if !p.is_null() {
@@ -251,6 +254,7 @@ extern "C" fn posix_memalign_impl(
     size: usize,
     pc: usize,
 ) -> libc::c_int {
+    runtime_entry!();
     if !align.is_power_of_two() || align < std::mem::size_of::<usize>() {
         return libc::EINVAL;
     }
@@ -264,6 +268,7 @@ extern "C" fn posix_memalign_impl(
 }
 
 extern "C" fn realloc_impl(p: *mut c_void, size: usize, pc: usize) -> *mut c_void {
+    runtime_entry!();
     if p.is_null() {
         return malloc_impl(size, pc);
     }
@@ -301,6 +306,7 @@ extern "C" fn realloc_impl(p: *mut c_void, size: usize, pc: usize) -> *mut c_voi
 }
 
 extern "C" fn free_impl(p: *mut c_void, pc: usize) {
+    runtime_entry!();
     if p.is_null() {
         return;
     }
@@ -320,10 +326,12 @@ extern "C" fn free_impl(p: *mut c_void, pc: usize) {
 }
 
 extern "C" fn sized_free_impl(p: *mut c_void, _size: usize, pc: usize) {
+    runtime_entry!();
     free_impl(p, pc)
 }
 
 extern "C" fn aligned_new_impl(size: usize, align: usize, pc: usize) -> *mut c_void {
+    runtime_entry!();
     memalign_impl(align, size, pc)
 }
 

@@ -171,6 +171,21 @@ fn crashed() {
 /// crash as its failure; any other fault goes to the handler that was
 /// there before.
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // A compiled program's thread may have been interrupted with a thread
+    // pointer of its own: the runtime's is put in place first, and put
+    // back unless the thread goes on in the runtime (`crashed`).
+    let hooks = crate::protocol::SIGNAL_CONTEXT_HOOKS.get();
+    let interrupted = hooks.map_or(0, |h| (h.0)());
+    if !handle_fault(sig, info, ctx) {
+        if let Some(h) = hooks {
+            (h.1)(interrupted);
+        }
+    }
+}
+
+/// [`on_fault`] in the runtime's context: whether the faulting thread goes
+/// on in `crashed`.
+fn handle_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) -> bool {
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let addr = unsafe { (*info).si_addr() } as usize;
     // Within the fiber's stack only the guard page faults.
@@ -207,7 +222,7 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
             g[libc::REG_RDI as usize] = regs.rdi as i64;
             g[libc::REG_RSI as usize] = regs.rsi as i64;
         }
-        return;
+        return true;
     }
     if let Some(r) = running.filter(|r| r.stack.stack_ptr_in_bounds(addr)) {
         let mut msg = Message::default();
@@ -229,10 +244,10 @@ C11CHECK_STACK_SIZE (in bytes; the default is 1 MiB).\n",
     // stack-overflow report, say), or restore the default action, and the
     // fault happens again when this returns.
     let Some(previous) = PREVIOUS.get() else {
-        return;
+        return false;
     };
     let Some(i) = FAULTS.iter().position(|&f| f == sig) else {
-        return;
+        return false;
     };
     let prev = previous[i];
     // SAFETY: calling or reinstating the previously installed action, as the
@@ -249,6 +264,7 @@ C11CHECK_STACK_SIZE (in bytes; the default is 1 MiB).\n",
             f(sig);
         }
     }
+    false
 }
 
 /// A message built without allocating (the handler runs on a small stack,
