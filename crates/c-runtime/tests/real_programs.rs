@@ -110,47 +110,7 @@ int main() {
 /// library's debug information (they were bare addresses and `loc0`).
 #[test]
 fn a_race_in_a_shared_library_is_shown_in_its_sources() {
-    let dir = std::env::temp_dir().join(format!("c11check-solib-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (lib_src, main_src) = (dir.join("demo.c"), dir.join("user.c"));
-    std::fs::write(&lib_src, LIBRARY).unwrap();
-    std::fs::write(&main_src, LIBRARY_USER).unwrap();
-    let lib = dir.join("libdemo.so");
-    let exe = dir.join("user");
-    let (lib_obj, main_obj) = (dir.join("demo.o"), dir.join("user.o"));
-    // Compiled with ThreadSanitizer's instrumentation, linked against the
-    // runtime without it (with it, libtsan would be linked in too).
-    let compile = |src: &std::path::Path, obj: &std::path::Path| {
-        let mut c = Command::new(compiler());
-        c.args(["-fsanitize=thread", "-g", "-O1", "-fPIC", "-c"])
-            .arg(src)
-            .arg("-o")
-            .arg(obj);
-        c
-    };
-    let mut build_lib = Command::new(compiler());
-    build_lib.arg("-shared").arg(&lib_obj).arg("-o").arg(&lib);
-    let mut build_exe = Command::new(compiler());
-    build_exe
-        .arg(&main_obj)
-        .arg(format!("-L{}", dir.display()))
-        .arg("-ldemo")
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .arg("-o")
-        .arg(&exe);
-    let steps = [
-        compile(&lib_src, &lib_obj).output().unwrap(),
-        compile(&main_src, &main_obj).output().unwrap(),
-        link_runtime_as(&mut build_lib, false).output().unwrap(),
-        link_runtime_as(&mut build_exe, false).output().unwrap(),
-    ];
-    for out in steps {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let exe = library_program("demo", LIBRARY, LIBRARY_USER);
     let (code, err) = run(&exe, &[]);
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -383,4 +343,106 @@ fn each_thread_has_its_own_thread_locals_at_their_own_addresses() {
             "{name}: {err}"
         );
     }
+}
+
+/// Builds the shared library `lib{name}.so` from `library` and a program
+/// using it from `user`, both instrumented (as `c11check cc -shared` and
+/// `c11check cc` build them); the program's path.
+fn library_program(name: &str, library: &str, user: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("c11check-solib-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (lib_src, main_src) = (dir.join(format!("{name}.c")), dir.join("user.c"));
+    std::fs::write(&lib_src, library).unwrap();
+    std::fs::write(&main_src, user).unwrap();
+    let lib = dir.join(format!("lib{name}.so"));
+    let exe = dir.join("user");
+    let (lib_obj, main_obj) = (dir.join(format!("{name}.o")), dir.join("user.o"));
+    // Compiled with ThreadSanitizer's instrumentation, linked against the
+    // runtime without it (with it, libtsan would be linked in too).
+    let compile = |src: &std::path::Path, obj: &std::path::Path| {
+        let mut c = Command::new(compiler());
+        c.args(["-fsanitize=thread", "-g", "-O1", "-fPIC", "-c"])
+            .arg(src)
+            .arg("-o")
+            .arg(obj);
+        c
+    };
+    let mut build_lib = Command::new(compiler());
+    build_lib.arg("-shared").arg(&lib_obj).arg("-o").arg(&lib);
+    let mut build_exe = Command::new(compiler());
+    build_exe
+        .arg(&main_obj)
+        .arg(format!("-L{}", dir.display()))
+        .arg(format!("-l{name}"))
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .arg("-o")
+        .arg(&exe);
+    let steps = [
+        compile(&lib_src, &lib_obj).output().unwrap(),
+        compile(&main_src, &main_obj).output().unwrap(),
+        link_runtime_as(&mut build_lib, false).output().unwrap(),
+        link_runtime_as(&mut build_exe, false).output().unwrap(),
+    ];
+    for out in steps {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    exe
+}
+
+const HEAP_LIBRARY: &str = r#"#include <stdlib.h>
+int calls;
+static char *cache;
+int lib_calls(void) { return ++calls; }
+void lib_make(void) { cache = malloc(16); }
+void lib_release(void) { free(cache); }
+"#;
+
+const HEAP_LIBRARY_USER: &str = r#"#include <pthread.h>
+#include <assert.h>
+#include <stdatomic.h>
+int lib_calls(void); void lib_make(void); void lib_release(void);
+atomic_int flag;
+void *w(void *a) { lib_release(); return 0; }
+void *setter(void *a) { atomic_store(&flag, 1); return 0; }
+int main(int argc, char **argv) {
+  assert(lib_calls() == 1);
+  lib_make();
+  pthread_t t;
+  if (argc > 1) { pthread_create(&t, 0, w, 0); lib_release(); pthread_join(t, 0); }
+  else { pthread_create(&t, 0, setter, 0); (void)atomic_load(&flag); pthread_join(t, 0); lib_release(); }
+  return 0;
+}
+"#;
+
+/// A shared library built for ThreadSanitizer is part of the program: its
+/// globals start every execution as they were at `main` (the second
+/// execution found `calls` at 1 and failed), and its heap blocks are the
+/// program's, so a double free inside it is c11check's report with the
+/// library's source line (it was glibc's `free(): double free detected`
+/// and a SIGABRT, no report).
+#[test]
+fn a_shared_librarys_globals_and_heap_are_the_programs() {
+    let exe = library_program("heaplib", HEAP_LIBRARY, HEAP_LIBRARY_USER);
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("no bug found in 2 executions (0 blocked)"),
+        "{err}"
+    );
+    let out = Command::new(&exe).arg("twice").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("double free: ")
+            && err.contains("heaplib.c:6")
+            && err.contains("in lib_release() of libheaplib.so")
+            && err.contains("allocated at ")
+            && err.contains("heaplib.c:5"),
+        "{err}"
+    );
+    assert!(!err.contains("SIGABRT"), "{err}");
 }

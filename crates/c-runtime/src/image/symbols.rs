@@ -131,7 +131,7 @@ static LOADER: Mutex<Option<Option<addr2line::Loader>>> = Mutex::new(None);
 /// library it lies in; the library's symbol, or the bare address, when
 /// there is none.
 pub fn describe(pc: usize) -> String {
-    if !crate::image::regions::from_program(pc) {
+    if !crate::image::regions::from_executable(pc) {
         if let Some(line) = library_line(pc) {
             return line;
         }

@@ -3,7 +3,8 @@
 //! taken over, after the program's constructors ran, and copied back
 //! before each execution.
 //!
-//! The copy covers the executable's writable segments, without the part
+//! The copy covers the writable segments of the executable and of the
+//! shared libraries built for ThreadSanitizer (the program's own), without the part
 //! made read-only after relocation (`PT_GNU_RELRO`). The runtime's own
 //! state lives in this library's segments (or, linked statically, in a
 //! range of the executable's that is left out), which are not touched; nor
@@ -49,15 +50,31 @@ fn plt_got(info: &libc::dl_phdr_info, headers: &[libc::Elf64_Phdr]) -> Option<(u
     Some((got, got + (3 + relsz / 24) * 8))
 }
 
+/// What [`writable_ranges`] collects: the ranges, the program libraries'
+/// load addresses, and whether the executable (the loader's first entry)
+/// was seen.
+struct Collect {
+    out: Vec<(usize, usize)>,
+    libraries: Vec<usize>,
+    past_executable: bool,
+}
+
+/// The writable ranges of the executable and of the program libraries
+/// (see [`crate::image::regions::ProgramLibrary`]).
 fn writable_ranges() -> Vec<(usize, usize)> {
     unsafe extern "C" fn visit(
         info: *mut libc::dl_phdr_info,
         _size: usize,
-        out: *mut c_void,
+        collect: *mut c_void,
     ) -> libc::c_int {
-        // SAFETY: the loader passes a valid entry; `out` is our vector.
-        let (info, out) = unsafe { (&*info, &mut *(out as *mut Vec<(usize, usize)>)) };
+        // SAFETY: the loader passes a valid entry; `collect` is ours.
+        let (info, collect) = unsafe { (&*info, &mut *(collect as *mut Collect)) };
         let base = info.dlpi_addr as usize;
+        let executable = !std::mem::replace(&mut collect.past_executable, true);
+        if !executable && !collect.libraries.contains(&base) {
+            return 0;
+        }
+        let out = &mut collect.out;
         // SAFETY: `dlpi_phdr` points to `dlpi_phnum` program headers.
         let headers =
             unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
@@ -92,12 +109,19 @@ fn writable_ranges() -> Vec<(usize, usize)> {
         if let Some(got) = plt_got(info, headers) {
             *out = crate::image::without(std::mem::take(out), &[got]);
         }
-        // The first entry is the executable: stop there.
-        1
+        0
     }
-    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut collect = Collect {
+        out: Vec::new(),
+        libraries: crate::image::regions::program_libraries()
+            .iter()
+            .map(|l| l.base)
+            .collect(),
+        past_executable: false,
+    };
     // SAFETY: the callback only reads the loader's entries.
-    unsafe { libc::dl_iterate_phdr(Some(visit), &mut out as *mut _ as *mut c_void) };
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut collect as *mut _ as *mut c_void) };
+    let out = collect.out;
     // Linked statically, the runtime's own globals are among the
     // program's: they are not put back.
     match crate::image::linked() {

@@ -85,9 +85,15 @@ thread_local! {
 }
 
 /// Whether the module named `name` (the loader's path; empty for the
-/// executable) has its TLS reset per modelled thread and execution.
+/// executable) has its TLS reset per modelled thread and execution: the
+/// program's (the executable, its libraries built for ThreadSanitizer) and
+/// libstdc++'s.
 fn reset_per_thread(name: &[u8]) -> bool {
-    name.is_empty() || name.windows(9).any(|w| w == b"libstdc++")
+    name.is_empty()
+        || name.windows(9).any(|w| w == b"libstdc++")
+        || crate::image::regions::program_libraries()
+            .iter()
+            .any(|l| l.path.as_bytes() == name)
 }
 
 /// Finds the program's TLS blocks and the OS thread's static TLS area;
@@ -134,6 +140,8 @@ pub fn init() {
         }
         0
     }
+    // Known before the loader's entries are visited (it visits them too).
+    let _ = crate::image::regions::program_libraries();
     let tp = thread_pointer();
     RUNTIME_TP.store(tp, Relaxed);
     ERRNO_BELOW_TP.store(tp.wrapping_sub(errno() as usize), Relaxed);
