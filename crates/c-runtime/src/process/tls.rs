@@ -267,12 +267,15 @@ fn helper(t: u32) -> usize {
         extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
         *mut libc::c_void,
     ) -> libc::c_int;
+    // libc's own, not the runtime's (the next definition after ours).
+    // SAFETY: dlsym with a valid C string.
+    let create = unsafe { libc::dlsym(libc::RTLD_NEXT, c"pthread_create".as_ptr()) };
+    if create.is_null() {
+        eprintln!("c11check: libc has no pthread_create");
+        std::process::exit(2);
+    }
     // SAFETY: libc's `pthread_create`, of this type.
-    let create = unsafe {
-        std::mem::transmute::<*mut libc::c_void, Create>(crate::library::pthread::next_symbol(
-            c"pthread_create",
-        ))
-    };
+    let create = unsafe { std::mem::transmute::<*mut libc::c_void, Create>(create) };
     // SAFETY: an attribute object set to our stack; every signal blocked
     // in the new thread (it inherits this thread's mask, put back after).
     let tp = unsafe {
