@@ -446,3 +446,35 @@ fn a_shared_librarys_globals_and_heap_are_the_programs() {
     );
     assert!(!err.contains("SIGABRT"), "{err}");
 }
+
+const LONG_AGO: &str = r#"#include <pthread.h>
+#include <stdatomic.h>
+int x;
+atomic_int y;
+void *w(void *a) { x = 1; for (int i = 0; i < 3000; i++) atomic_fetch_add_explicit(&y, 1, memory_order_relaxed); return 0; }
+int main() {
+  pthread_t t; pthread_create(&t, 0, w, 0);
+  while (atomic_load_explicit(&y, memory_order_relaxed) < 3000) ;
+  int v = x;
+  pthread_join(t, 0);
+  return v - 1;
+}
+"#;
+
+/// A random run's race whose earlier access lies thousands of operations
+/// back (a database's field written when it opened) names both accesses:
+/// the report's run again watches the location (the earlier one had no
+/// place: only the last operations are kept).
+#[test]
+fn a_race_with_an_access_long_ago_names_both_places() {
+    let exe = build_with("long_ago", LONG_AGO, Lang::C, &[]);
+    let (code, err) = run(&exe, &[("C11CHECK_ITERATIONS", "1")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("data race on x: a read by thread 0 at ")
+            && err.contains("long_ago.c:9:7 in main()")
+            && err.contains("the earlier access: thread 1 at ")
+            && err.contains("long_ago.c:5:22 in w()"),
+        "{err}"
+    );
+}

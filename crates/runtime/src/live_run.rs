@@ -172,6 +172,11 @@ struct Execution<'a> {
     trace_cap: usize,
     /// Operations recorded in all (`recent` keeps the last ones).
     recorded: u64,
+    /// A location whose accesses are watched: each thread's last site
+    /// there (a race's earlier access, when `recent` no longer holds it).
+    watch: Option<(c11check_model::Loc, Vec<Option<Site>>)>,
+    /// The location of the data race this execution ended with, if any.
+    race_loc: Option<c11check_model::Loc>,
     /// Objects created in tracked allocations: creating thread and its last
     /// operation's sequence number then (see [`crate::alloc`]).
     creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
@@ -431,7 +436,7 @@ impl<'a> Execution<'a> {
                 let addr = unsafe { (*cell).object_addr() };
                 if let Some(c) = crate::alloc::creation_of(addr, generation) {
                     self.creation.insert(l, c);
-                    self.shared.borrow_mut().objects.push((l, addr));
+                    self.shared.borrow_mut().bind_object(l, addr);
                     self.loc_sched_mut(l).writer = c.0;
                 }
                 l
@@ -859,13 +864,20 @@ impl<'a> Execution<'a> {
                 }
                 let reported = |s: &Shared| !s.ignore_races && !s.benign_race(loc);
                 if let Some(other) = p.race.filter(|_| reported(&self.shared.borrow())) {
-                    // The other access, if the recent operations still hold it.
+                    // The other access, if the recent operations still
+                    // hold it, or the watch on this location saw it.
                     let earlier = self
                         .recent
                         .iter()
                         .rev()
                         .find(|op| op.thread == other && op.action.loc() == Some(loc))
-                        .map(|op| op.site);
+                        .map(|op| op.site)
+                        .or_else(|| {
+                            let (watched, sites) = self.watch.as_ref()?;
+                            (*watched == loc)
+                                .then(|| sites.get(other as usize).copied().flatten())?
+                        });
+                    self.race_loc = Some(loc);
                     return Some(race_failure(
                         (tid, site),
                         (other, earlier),
@@ -930,6 +942,15 @@ impl<'a> Execution<'a> {
         };
         if self.recent.len() == self.trace_cap {
             self.recent.pop_front();
+        }
+        if let Some((watched, sites)) = &mut self.watch {
+            if action.loc() == Some(*watched) {
+                let t = tid as usize;
+                if sites.len() <= t {
+                    sites.resize(t + 1, None);
+                }
+                sites[t] = Some(site);
+            }
         }
         self.recorded += 1;
         self.recent.push_back(LiveOp {
@@ -1059,11 +1080,16 @@ fn race_failure(
     loc: c11check_model::Loc,
     write: bool,
 ) -> Failure {
-    let earlier = earlier.map(|s| format!(" at {s}")).unwrap_or_default();
+    // The earlier access's place on a line of its own: the first line
+    // names the bug (iterations that hit it are counted by it), whether
+    // the place is known or not.
+    let earlier = earlier
+        .map(|s| format!("\n  the earlier access: thread {other} at {s}"))
+        .unwrap_or_default();
     Failure {
         kind: FailureKind::DataRace,
         message: format!(
-            "data race on loc{}: a {} by thread {t} at {site} and an earlier access by thread {other}{earlier} are not ordered by happens-before",
+            "data race on loc{}: a {} by thread {t} at {site} and an earlier access by thread {other} are not ordered by happens-before{earlier}",
             loc.0,
             if write { "write" } else { "read" }
         ),
@@ -1395,8 +1421,13 @@ fn new_report(
     };
     let mut trace = vec![header];
     trace.extend(ops_shown.iter().map(LiveOp::line));
+    let shown: std::collections::HashSet<u32> = ops_shown
+        .iter()
+        .filter_map(|o| o.action.loc())
+        .map(|l| l.0)
+        .collect();
     let mut report = Box::new(Report {
-        locations: crate::report::legend_from_names(&names),
+        locations: crate::report::legend_from_names(&names, |l| shown.contains(&l)),
         failure,
         trace,
         replay: sched.replay(s, steps),
@@ -1433,7 +1464,7 @@ fn run_chunk(
         }
         let steps_now = steps;
         // This seed's execution, keeping the last `keep` operations.
-        let run_seed = |worker: &mut LiveWorker, keep| {
+        let run_seed = |worker: &mut LiveWorker, keep, watch| {
             let LiveWorker {
                 shared,
                 stacks,
@@ -1445,12 +1476,13 @@ fn run_chunk(
                 shared,
                 stacks,
                 (s, sched.pct_depth, steps_now, sched.park_loads),
-                keep,
+                (keep, watch),
                 cfg.robustness.then_some((learned, i, None)),
             )
         };
-        let it = run_seed(worker, RECENT);
+        let it = run_seed(worker, RECENT, None);
         let (end, recent, it_ops, it_recorded) = (it.end, it.trace, it.ops, it.recorded);
+        let race_loc = it.race_loc;
         out.ops += it.ops;
         out.peak_stores = out.peak_stores.max(it.peak_stores);
         progress.iteration_done(it.ops);
@@ -1534,10 +1566,24 @@ fn run_chunk(
         }
         // A new bug: run its execution again from its seed, keeping every
         // operation (up to FULL_TRACE) for the report.
-        let full = run_seed(worker, FULL_TRACE);
+        let full = run_seed(worker, FULL_TRACE, race_loc);
         let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
             || !matches!(full.end, End::Failed(_)) && full.ops == it_ops;
         let (ops_shown, total) = if same {
+            // Run again watching the race's location, the report can say
+            // where the earlier access was.
+            if let End::Failed(f) = &full.end {
+                if f.kind == FailureKind::DataRace {
+                    let message = crate::report::renamed(
+                        &f.message,
+                        &worker.shared.borrow().location_names(),
+                    );
+                    let first = |m: &str| m.lines().next().unwrap_or("").to_string();
+                    if first(&message) == first(&failure.message) {
+                        failure.message = message;
+                    }
+                }
+            }
             (full.trace, full.recorded)
         } else {
             (recent, it_recorded)
@@ -1574,7 +1620,7 @@ fn confirm_stale_reads(
                 shared,
                 stacks,
                 (c.seed, sched.pct_depth, c.steps, sched.park_loads),
-                if probe { RECENT } else { FULL_TRACE },
+                (if probe { RECENT } else { FULL_TRACE }, None),
                 Some((learned, c.iteration, Some((c.site, c.val, probe)))),
             )
         };
@@ -1718,6 +1764,8 @@ struct Iteration {
     behaviour: u64,
     /// A probe's answer (see `LiveRobustness::probe`).
     robust_verdict: Option<bool>,
+    /// The location of the data race it ended with, if any.
+    race_loc: Option<c11check_model::Loc>,
 }
 
 /// With robustness: what the run learned, the iteration's number, and the
@@ -1726,14 +1774,15 @@ struct Iteration {
 type RobustIteration<'l> = (&'l mut Learned, u64, Option<(Site, i64, bool)>);
 
 /// Runs one live execution of `main` from `(seed, pct depth, pct steps)`,
-/// keeping its last `cap` operations for the report.
+/// keeping its last `cap` operations for the report and each thread's last
+/// access to the location `watch` (a race's, when it is run again).
 fn run_iteration(
     main: &Arc<dyn Fn() + Send + Sync>,
     cfg: &RunConfig,
     shared: &Rc<RefCell<Shared>>,
     stacks: &mut crate::fiber::StackPool,
     (s, pct_depth, steps_now, park_loads): (u64, Option<u32>, u64, bool),
-    cap: usize,
+    (cap, watch): (usize, Option<c11check_model::Loc>),
     robust: Option<RobustIteration<'_>>,
 ) -> Iteration {
     {
@@ -1763,6 +1812,8 @@ fn run_iteration(
         recent: std::collections::VecDeque::new(),
         trace_cap: cap,
         recorded: 0,
+        watch: watch.map(|l| (l, Vec::new())),
+        race_loc: None,
         creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
         progress: 0,
@@ -1780,7 +1831,7 @@ fn run_iteration(
     let robust_verdict = ex.robust.as_ref().and_then(|(r, _)| r.verdict);
     let recent: Vec<LiveOp> = ex.recent.drain(..).collect();
     let behaviour = ex.threads.iter().fold(0u64, |h, th| mix(h ^ th.reads_hash));
-    let (ops, recorded) = (ex.ops, ex.recorded);
+    let (ops, recorded, race_loc) = (ex.ops, ex.recorded, ex.race_loc);
     ex.teardown();
     Iteration {
         end,
@@ -1790,5 +1841,6 @@ fn run_iteration(
         peak_stores,
         behaviour,
         robust_verdict,
+        race_loc,
     }
 }

@@ -357,7 +357,14 @@ pub(crate) fn location_legend(
 /// `an AtomicUsize made at src/lib.rs:4:9` for a location whose object
 /// says what it is.
 fn made_text(names: &[crate::report::LocationName], loc: u32) -> Option<String> {
-    let (what, at) = names.iter().find(|n| n.loc.0 == loc)?.made?;
+    // `names` is in location order (see `Shared::location_names`).
+    let i = names.binary_search_by_key(&loc, |n| n.loc.0).ok()?;
+    made_of(&names[i])
+}
+
+/// [`made_text`] of one location's name.
+fn made_of(name: &crate::report::LocationName) -> Option<String> {
+    let (what, at) = name.made?;
     let article = if what.starts_with(['A', 'E', 'I', 'O', 'U']) {
         "an"
     } else {
@@ -367,11 +374,15 @@ fn made_text(names: &[crate::report::LocationName], loc: u32) -> Option<String> 
 }
 
 /// The legend of a report whose engine keeps no graph (the live one): a
-/// line per location whose object says what it is.
-pub(crate) fn legend_from_names(names: &[crate::report::LocationName]) -> Vec<String> {
+/// line per location whose object says what it is, of those `shown`.
+pub(crate) fn legend_from_names(
+    names: &[crate::report::LocationName],
+    shown: impl Fn(u32) -> bool,
+) -> Vec<String> {
     names
         .iter()
-        .filter_map(|n| Some(format!("loc{}: {}", n.loc.0, made_text(names, n.loc.0)?)))
+        .filter(|n| shown(n.loc.0))
+        .filter_map(|n| Some(format!("loc{}: {}", n.loc.0, made_of(n)?)))
         .collect()
 }
 

@@ -45,12 +45,17 @@ pub(crate) struct Shared {
     /// Objects of this execution created in a tracked allocation (see
     /// [`alloc`]): location, creating thread, its position then.
     pub creations: Vec<(Loc, u32, u64)>,
-    /// Objects of this execution bound in a tracked allocation, with the
-    /// address of their location cell, until the allocation is freed.
-    pub objects: Vec<(Loc, usize)>,
+    /// Objects of this execution bound in a tracked allocation, by the
+    /// address of their location cell, until the allocation is freed (a
+    /// free takes out a range: long executions bind 10^5 objects).
+    pub objects: std::collections::BTreeSet<(usize, Loc)>,
+    /// Each object of `objects`: its cell's address.
+    pub object_addr: std::collections::HashMap<Loc, usize>,
     /// Objects whose allocation a modelled thread freed in this execution:
     /// location, freeing thread, its position then (as in `stamps`).
     pub frees: Vec<(Loc, u32, u64)>,
+    /// `frees` by location (the first free of each), asked at every access.
+    pub freed_at: std::collections::HashMap<Loc, (u32, u64)>,
     /// Locations whose initial value in this execution is indeterminate
     /// (see [`LocCell::set_indeterminate`]).
     pub indeterminate: Vec<Loc>,
@@ -98,7 +103,9 @@ impl Shared {
         self.stamps.clear();
         self.creations.clear();
         self.objects.clear();
+        self.object_addr.clear();
         self.frees.clear();
+        self.freed_at.clear();
         self.indeterminate.clear();
         self.exited = None;
         self.bound.clear();
@@ -183,47 +190,79 @@ impl Shared {
     /// How reports call each location the program described or named: the
     /// innermost [`name_object`] range holding its cell (several locations
     /// in one named object get `name.1`, `name.2`... in address order),
-    /// and what the object is and where it was made.
+    /// and what the object is and where it was made; in location order.
     pub(crate) fn location_names(&self) -> Vec<LocationName> {
-        let mut out: Vec<LocationName> = Vec::new();
-        for (l, b) in self.bound.iter().enumerate() {
-            let Some((addr, made)) = *b else { continue };
-            let label = self
-                .labels
-                .iter()
-                .enumerate()
-                .filter(|(_, (s, e, _))| (*s..*e).contains(&addr))
-                .min_by_key(|(i, (s, e, _))| (e - s, usize::MAX - i))
-                .map(|(i, _)| i);
+        // Locations in address order, swept past the labels in order of
+        // their start: the labels holding an address are those started and
+        // not yet ended; the innermost is the shortest (the latest made
+        // among equals). A long execution binds 10^5 locations and labels
+        // 10^4 blocks: this is n log n, where trying every label on every
+        // location was not.
+        let mut bound: Vec<(usize, usize, Option<Made>)> = self
+            .bound
+            .iter()
+            .enumerate()
+            .filter_map(|(l, b)| b.map(|(addr, made)| (addr, l, made)))
+            .collect();
+        bound.sort_unstable_by_key(|b| (b.0, b.1));
+        let mut by_start: Vec<usize> = (0..self.labels.len()).collect();
+        by_start.sort_unstable_by_key(|&i| self.labels[i].0);
+        let mut next_label = 0;
+        let mut active = std::collections::BTreeSet::new();
+        let mut out: Vec<(usize, LocationName)> = Vec::new();
+        for (addr, l, made) in bound {
+            while next_label < by_start.len() && self.labels[by_start[next_label]].0 <= addr {
+                let i = by_start[next_label];
+                let (s, e, _) = &self.labels[i];
+                active.insert((e - s, usize::MAX - i));
+                next_label += 1;
+            }
+            let label = loop {
+                let Some(&(len, key)) = active.first() else {
+                    break None;
+                };
+                let i = usize::MAX - key;
+                if self.labels[i].1 > addr {
+                    break Some(i);
+                }
+                // The shortest label started is the innermost if it holds
+                // the address; if it ended before, it ends before every
+                // later address too.
+                active.remove(&(len, key));
+            };
             if label.is_none() && made.is_none() {
                 continue;
             }
-            out.push(LocationName {
-                loc: Loc(l as u32),
-                name: label.map(|i| (i, self.labels[i].2.to_string())),
-                made,
-            });
+            out.push((
+                addr,
+                LocationName {
+                    loc: Loc(l as u32),
+                    name: label.map(|i| (i, self.labels[i].2.to_string())),
+                    made,
+                },
+            ));
         }
         // Several locations under one label: number them in address order
-        // (the same in every execution, whatever the schedule).
-        let addr = |n: &LocationName| self.bound[n.loc.0 as usize].map_or(0, |b| b.0);
-        for i in 0..out.len() {
-            let Some((label, _)) = out[i].name else {
-                continue;
-            };
-            let mine = addr(&out[i]);
-            let same: Vec<usize> = out
-                .iter()
-                .filter(|n| n.name.as_ref().is_some_and(|m| m.0 == label))
-                .map(addr)
-                .collect();
-            if same.len() > 1 {
-                let k = same.iter().filter(|&&a| a < mine).count() + 1;
-                if let Some((_, name)) = &mut out[i].name {
-                    *name = format!("{}.{k}", self.labels[label].2);
+        // (the same in every execution, whatever the schedule); `out` is in
+        // address order already.
+        let mut per_label: std::collections::HashMap<usize, Vec<usize>> =
+            std::collections::HashMap::new();
+        for (k, (_, n)) in out.iter().enumerate() {
+            if let Some((label, _)) = n.name {
+                per_label.entry(label).or_default().push(k);
+            }
+        }
+        for (label, members) in per_label {
+            if members.len() > 1 {
+                for (rank, k) in members.into_iter().enumerate() {
+                    if let Some((_, name)) = &mut out[k].1.name {
+                        *name = format!("{}.{}", self.labels[label].2, rank + 1);
+                    }
                 }
             }
         }
+        let mut out: Vec<LocationName> = out.into_iter().map(|(_, n)| n).collect();
+        out.sort_unstable_by_key(|n| n.loc.0);
         out
     }
     /// Records the creation of the object bound to `loc` whose location cell
@@ -234,9 +273,16 @@ impl Shared {
         if let Some((t, stamp)) = creation {
             self.creations.retain(|c| c.0 != loc);
             self.creations.push((loc, t, stamp));
-            self.objects.retain(|o| o.0 != loc);
-            self.objects.push((loc, addr));
+            self.bind_object(loc, addr);
         }
+    }
+    /// The object bound to `loc` has its location cell at `addr`, in a
+    /// tracked allocation.
+    pub(crate) fn bind_object(&mut self, loc: Loc, addr: usize) {
+        if let Some(old) = self.object_addr.insert(loc, addr) {
+            self.objects.remove(&(old, loc));
+        }
+        self.objects.insert((addr, loc));
     }
     /// The running thread freed the tracked allocation `[start, end)`: the
     /// objects bound in it are gone (an access to one afterwards, or not
@@ -249,21 +295,24 @@ impl Shared {
             self.current,
             self.stamps.get(self.current as usize).copied().unwrap_or(0),
         );
-        let frees = &mut self.frees;
-        self.objects.retain(|&(loc, addr)| {
-            let inside = (start..end).contains(&addr);
-            if inside {
-                frees.push((loc, t, stamp));
-            }
-            !inside
-        });
+        if start >= end {
+            return;
+        }
+        let gone: Vec<(usize, Loc)> = self
+            .objects
+            .range((start, Loc(0))..(end, Loc(0)))
+            .copied()
+            .collect();
+        for (addr, loc) in gone {
+            self.objects.remove(&(addr, loc));
+            self.object_addr.remove(&loc);
+            self.frees.push((loc, t, stamp));
+            self.freed_at.entry(loc).or_insert((t, stamp));
+        }
     }
     /// Where the allocation holding the object at `loc` was freed, if it was.
     pub(crate) fn freed(&self, loc: Loc) -> Option<(u32, u64)> {
-        self.frees
-            .iter()
-            .find(|f| f.0 == loc)
-            .map(|&(_, t, stamp)| (t, stamp))
+        self.freed_at.get(&loc).copied()
     }
 }
 
