@@ -318,8 +318,18 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
             }
         }
         // A shared library gets `libc11check_rt.so` as a dependency: linked
-        // into it too, the runtime would be there twice.
-        if static_runtime && !args.iter().any(|a| a == "-shared") {
+        // into it too, the runtime would be there twice. So does a program
+        // linked against such a library.
+        let checked_library = (static_runtime && !args.iter().any(|a| a == "-shared"))
+            .then(|| library_needing_the_runtime(&args))
+            .flatten();
+        if let Some(lib) = &checked_library {
+            eprintln!(
+                "c11check: linking the shared runtime (libc11check_rt.so): {} was built with `c11check cc -shared`",
+                lib.display()
+            );
+        }
+        if static_runtime && checked_library.is_none() && !args.iter().any(|a| a == "-shared") {
             let archive = c11check_c_link::static_archive(&dir).map_err(|e| {
                 eprintln!("c11check: {e}");
                 ExitCode::from(2)
@@ -551,4 +561,35 @@ pub fn run_program(a: RunArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A shared library among the link's inputs (`lib.so` given as it is, or
+/// `-lNAME` found as `libNAME.so` in a `-L` directory) that needs
+/// `libc11check_rt.so`: one built with `c11check cc -shared`.
+fn library_needing_the_runtime(args: &[String]) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "-L" {
+            dirs.extend(it.next().map(PathBuf::from));
+        } else if let Some(d) = a.strip_prefix("-L") {
+            dirs.push(PathBuf::from(d));
+        } else if a == "-l" {
+            names.extend(it.next().cloned());
+        } else if let Some(n) = a.strip_prefix("-l") {
+            names.push(n.to_string());
+        } else if a.ends_with(".so") || a.contains(".so.") {
+            candidates.push(PathBuf::from(a));
+        }
+    }
+    for n in &names {
+        candidates.extend(dirs.iter().map(|d| d.join(format!("lib{n}.so"))));
+    }
+    // Its dynamic string table names the runtime (a `DT_NEEDED` entry).
+    let needle = b"libc11check_rt.so\0";
+    candidates.into_iter().find(|p| {
+        std::fs::read(p).is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+    })
 }

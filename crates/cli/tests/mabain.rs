@@ -75,7 +75,7 @@ fn build() -> PathBuf {
     let driver = work.join("examples/mb_multi_thread_insert_test");
     run_ok(
         Command::new(c11check)
-            .args(["c++", "--shared-runtime", "-I.", "-g", "-O0", "-std=c++11"])
+            .args(["c++", "-I.", "-g", "-O0", "-std=c++11"])
             .arg(format!("-I{}", include.display()))
             .arg("mb_multi_thread_insert_test.cpp")
             .arg("-o")
