@@ -57,12 +57,18 @@ int main() {{
     // The live engine's report names both accesses' lines too.
     let (code, live) = run(&racy, &[("C11CHECK_ITERATIONS", "500")]);
     assert_eq!(code, 1, "{live}");
-    let line = live
+    // The message: its first line, and the earlier access's place on the
+    // next one.
+    let message: Vec<&str> = live
         .lines()
-        .find(|l| l.contains("data race on data:"))
-        .unwrap_or_else(|| panic!("{live}"));
+        .skip_while(|l| !l.contains("data race on data:"))
+        .take(2)
+        .collect();
     assert!(
-        line.contains("mp_racy.c:6:") && line.contains("mp_racy.c:9:"),
+        message.len() == 2
+            && message[0].contains("mp_racy.c:9:")
+            && message[1].contains("the earlier access: thread 1 at ")
+            && message[1].contains("mp_racy.c:6:"),
         "{live}"
     );
     let (code, again) = run(&racy, &[("C11CHECK_REPLAY", &replay)]);

@@ -276,9 +276,11 @@ fn a_thread_waiting_to_join_keeps_no_stores_alive() {
 }
 
 /// A long run that keeps writing is no livelock: the step bound counts a
-/// thread's operations since it last wrote. A writer of 50,000 stores
-/// passes under a bound of 10,000; a reader that spins (no hint) on a flag
-/// nobody sets is still stopped at the bound.
+/// thread's operations since it last wrote, while no thread writes. A
+/// writer of 50,000 stores passes under a bound of 10,000, and so does a
+/// thread watching another write 20,000 times under a bound of 1,000; a
+/// reader that spins (no hint) on a flag nobody sets is still stopped at
+/// the bound.
 #[test]
 fn the_live_step_bound_counts_operations_since_the_last_write() {
     Builder::new().random(2).live().max_steps(10_000).check(|| {
@@ -291,6 +293,26 @@ fn the_live_step_bound_counts_operations_since_the_last_write() {
         });
         writer.join().unwrap();
         assert_eq!(x.load(Ordering::Relaxed), 50_000);
+    });
+    // A thread that watches the others work (it only reads, and what it
+    // reads keeps changing) waits; it does not livelock while they write
+    // (`main` polling a database's writers: a false livelock at 1,000 keys).
+    Builder::new().random(3).live().max_steps(1_000).check(|| {
+        let work = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(AtomicUsize::new(0));
+        let (w, d) = (work.clone(), done.clone());
+        let worker = thread::spawn(move || {
+            for _ in 0..20_000 {
+                w.fetch_add(1, Ordering::Relaxed);
+            }
+            d.store(1, Ordering::Release);
+        });
+        let mut seen = 0;
+        while done.load(Ordering::Acquire) == 0 {
+            seen = work.load(Ordering::Relaxed);
+        }
+        assert!(seen <= 20_000);
+        worker.join().unwrap();
     });
     let r = Builder::new()
         .random(1)

@@ -165,6 +165,8 @@ struct Execution<'a> {
     stores: Vec<LocSched>,
     stacks: &'a mut crate::fiber::StackPool,
     ops: u64,
+    /// `ops` when some thread last changed memory.
+    ops_at_write: u64,
     pct: Option<Pct>,
     /// The last operations, for the report: a live execution keeps no graph.
     recent: std::collections::VecDeque<LiveOp>,
@@ -612,16 +614,19 @@ impl<'a> Execution<'a> {
 
     /// Whether thread `t` went past the step bound, and how the execution
     /// ends then. A long run that keeps changing memory is no livelock:
-    /// the bound counts the steps since the thread last wrote (a loop that
-    /// only reads while nothing it reads changes, or spins past what it
-    /// could be waiting for); a thread that writes all along is stopped
-    /// only at [`TOTAL_STEPS_FACTOR`] times the bound (a program that
-    /// never ends).
+    /// the bound counts the steps since the thread last wrote, and only
+    /// while no other thread wrote either (a loop that only reads while
+    /// nothing changes; a thread polling while the others work for long,
+    /// as `main` waiting for a database's writers, is waiting, not stuck);
+    /// a thread that goes on all along is stopped only at
+    /// [`TOTAL_STEPS_FACTOR`] times the bound (a program that never ends).
     fn over_step_bound(&self, t: usize) -> Option<End> {
         let bound = self.cfg.runtime.max_steps;
         let th = &self.threads[t];
         let how = crate::settings::step_bound_setting();
-        if th.steps - th.steps_at_write > bound as u64 {
+        if th.steps - th.steps_at_write > bound as u64
+            && self.ops - self.ops_at_write > bound as u64
+        {
             return Some(self.endless_wait(
                 t,
                 &format!("in {bound} steps (the step bound)"),
@@ -845,6 +850,7 @@ impl<'a> Execution<'a> {
                 }
                 if changed {
                     self.progress += 1;
+                    self.ops_at_write = self.ops;
                     let th = &mut self.threads[t];
                     th.steps_at_write = th.steps;
                 }
@@ -1808,6 +1814,7 @@ fn run_iteration(
         stores: Vec::new(),
         stacks,
         ops: 0,
+        ops_at_write: 0,
         pct: None,
         recent: std::collections::VecDeque::new(),
         trace_cap: cap,
