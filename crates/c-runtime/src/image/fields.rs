@@ -40,7 +40,16 @@ pub fn member_path(start: u64, offset: u64) -> Option<String> {
     let g = GLOBALS.get_or_init(load).as_ref()?;
     let i = g.vars.binary_search_by_key(&start, |v| v.0).ok()?;
     let (_, unit, ty) = g.vars[i];
-    let unit = &g.units[unit];
+    walk(&g.dwarf, &g.units[unit], ty, offset)
+}
+
+/// The member path of the byte `offset` bytes into an object of type `ty`.
+fn walk(
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &gimli::Unit<Reader>,
+    ty: gimli::UnitOffset,
+    offset: u64,
+) -> Option<String> {
     let mut path = String::new();
     let mut ty = ty;
     let mut off = offset;
@@ -58,7 +67,7 @@ pub fn member_path(start: u64, offset: u64) -> Option<String> {
                 None => break,
             },
             gimli::DW_TAG_structure_type | gimli::DW_TAG_class_type | gimli::DW_TAG_union_type => {
-                let Some((name, at, member_ty)) = member_at(g, unit, ty, off) else {
+                let Some((name, at, member_ty)) = member_at(dwarf, unit, ty, off) else {
                     break;
                 };
                 if reserved(&name) {
@@ -108,7 +117,7 @@ fn type_of(entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<gimli::Un
 /// (empty for an anonymous one), offset and type: the last member
 /// starting at or before `off`.
 fn member_at(
-    g: &Globals,
+    dwarf: &gimli::Dwarf<Reader>,
     unit: &gimli::Unit<Reader>,
     ty: gimli::UnitOffset,
     off: u64,
@@ -145,7 +154,7 @@ fn member_at(
             .attr(gimli::DW_AT_name)
             .ok()
             .flatten()
-            .and_then(|a| g.dwarf.attr_string(unit, a.value()).ok())
+            .and_then(|a| dwarf.attr_string(unit, a.value()).ok())
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         best = Some((name, at, member_ty));
@@ -194,21 +203,8 @@ fn size_of(unit: &gimli::Unit<Reader>, ty: gimli::UnitOffset, depth: usize) -> O
 
 /// Reads the executable's debug information: its global variables.
 fn load() -> Option<Globals> {
-    use object::{Object, ObjectSection};
     let bytes = crate::image::symbols::executable_image()?;
-    let file = object::File::parse(bytes).ok()?;
-    let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-        let data: &'static [u8] = match file.section_by_name(id.name()) {
-            Some(s) => match s.uncompressed_data() {
-                Ok(Cow::Borrowed(b)) => b,
-                Ok(Cow::Owned(v)) => Box::leak(v.into_boxed_slice()),
-                Err(_) => &[],
-            },
-            None => &[],
-        };
-        Ok(gimli::EndianSlice::new(data, gimli::RunTimeEndian::Little))
-    };
-    let dwarf = gimli::Dwarf::load(section).ok()?;
+    let dwarf = load_dwarf(bytes)?;
     let mut units = Vec::new();
     let mut vars = Vec::new();
     let mut headers = dwarf.units();
@@ -241,6 +237,137 @@ fn load() -> Option<Globals> {
     vars.sort_unstable_by_key(|v| v.0);
     vars.dedup_by_key(|v| v.0);
     Some(Globals { dwarf, units, vars })
+}
+
+/// The types a module (the executable or a shared library) defines, by
+/// qualified name (`mabain::DB`): the complete definitions, with their
+/// sizes.
+struct Types {
+    dwarf: gimli::Dwarf<Reader>,
+    units: Vec<gimli::Unit<Reader>>,
+    by_name: std::collections::HashMap<String, (usize, gimli::UnitOffset, u64)>,
+}
+
+/// Per module path, its types (read on first use).
+static TYPES: std::sync::Mutex<Vec<(String, Option<&'static Types>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The member path (`.status`, `.slots[2].seq`) of the byte `offset` bytes
+/// into an object of the type named `type_name` that the module at `path`
+/// defines, if its debug information describes it and the object (of
+/// `block_size` bytes) can be one.
+pub fn type_member_path(
+    path: &str,
+    type_name: &str,
+    offset: u64,
+    block_size: u64,
+) -> Option<String> {
+    let types = {
+        let mut all = TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        match all.iter().find(|(p, _)| p == path) {
+            Some((_, t)) => *t,
+            None => {
+                let t = load_types(path).map(|t| &*Box::leak(Box::new(t)));
+                all.push((path.to_string(), t));
+                t
+            }
+        }
+    }?;
+    let &(unit, ty, size) = types.by_name.get(type_name)?;
+    if size > block_size || offset >= size {
+        return None;
+    }
+    if offset == 0 {
+        return Some(String::new());
+    }
+    walk(&types.dwarf, &types.units[unit], ty, offset)
+}
+
+/// Reads the types of the module at `path`.
+fn load_types(path: &str) -> Option<Types> {
+    let bytes: &'static [u8] = Box::leak(std::fs::read(path).ok()?.into_boxed_slice());
+    let dwarf = load_dwarf(bytes)?;
+    let mut units = Vec::new();
+    let mut by_name = std::collections::HashMap::new();
+    let mut headers = dwarf.units();
+    while let Ok(Some(header)) = headers.next() {
+        let Ok(unit) = dwarf.unit(header) else {
+            continue;
+        };
+        let index = units.len();
+        // The enclosing namespaces and types at each depth.
+        let mut scopes: Vec<(isize, String)> = Vec::new();
+        let mut depth = 0isize;
+        let mut entries = unit.entries();
+        while let Ok(Some((delta, e))) = entries.next_dfs() {
+            depth += delta;
+            while scopes.last().is_some_and(|s| s.0 >= depth) {
+                scopes.pop();
+            }
+            let tag = e.tag();
+            let scope = matches!(
+                tag,
+                gimli::DW_TAG_namespace
+                    | gimli::DW_TAG_structure_type
+                    | gimli::DW_TAG_class_type
+                    | gimli::DW_TAG_union_type
+            );
+            if !scope {
+                continue;
+            }
+            let name = e
+                .attr(gimli::DW_AT_name)
+                .ok()
+                .flatten()
+                .and_then(|a| dwarf.attr_string(&unit, a.value()).ok())
+                .map(|s| s.to_string_lossy().into_owned());
+            let Some(name) = name else { continue };
+            let qualified = scopes
+                .iter()
+                .map(|s| s.1.as_str())
+                .chain([name.as_str()])
+                .collect::<Vec<_>>()
+                .join("::");
+            let declaration = e.attr(gimli::DW_AT_declaration).ok().flatten().is_some();
+            let size = e
+                .attr_value(gimli::DW_AT_byte_size)
+                .ok()
+                .flatten()
+                .and_then(|v| v.udata_value());
+            if tag != gimli::DW_TAG_namespace && !declaration {
+                if let Some(size) = size {
+                    by_name
+                        .entry(qualified.clone())
+                        .or_insert((index, e.offset(), size));
+                }
+            }
+            scopes.push((depth, name));
+        }
+        units.push(unit);
+    }
+    Some(Types {
+        dwarf,
+        units,
+        by_name,
+    })
+}
+
+/// The DWARF sections of an ELF image.
+fn load_dwarf(bytes: &'static [u8]) -> Option<gimli::Dwarf<Reader>> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(bytes).ok()?;
+    let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+        let data: &'static [u8] = match file.section_by_name(id.name()) {
+            Some(s) => match s.uncompressed_data() {
+                Ok(Cow::Borrowed(b)) => b,
+                Ok(Cow::Owned(v)) => Box::leak(v.into_boxed_slice()),
+                Err(_) => &[],
+            },
+            None => &[],
+        };
+        Ok(gimli::EndianSlice::new(data, gimli::RunTimeEndian::Little))
+    };
+    gimli::Dwarf::load(section).ok()
 }
 
 /// The link-time address of a variable whose location is a fixed address.

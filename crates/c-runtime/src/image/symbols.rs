@@ -159,7 +159,7 @@ pub fn describe(pc: usize) -> String {
 
 /// The file (as the loader names it) and load address of the module
 /// (executable or shared library) `addr` lies in.
-fn module_of(addr: usize) -> Option<(String, usize)> {
+pub fn module_of(addr: usize) -> Option<(String, usize)> {
     // SAFETY: a zeroed `Dl_info` is a valid place for dladdr's answer.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the loader's tables.
@@ -380,4 +380,126 @@ fn library_global_name(addr: usize) -> Option<String> {
         0 => name.to_string(),
         offset => format!("{name}+{offset}"),
     })
+}
+
+/// The type a block made by the call returning to `pc` (a call of
+/// `operator new`) holds, when the code right after the call passes the
+/// block to a constructor (`new T(...)` compiles to the allocation, then
+/// `T::T(block, ...)`): the type's qualified name and the module that
+/// defines the constructor (where its debug information is).
+pub fn constructed_type(pc: usize) -> Option<(String, String)> {
+    const WINDOW: usize = 96;
+    let (_, base) = module_of(pc)?;
+    if module_of(pc + WINDOW).is_none_or(|(_, b)| b != base) {
+        return None;
+    }
+    // SAFETY: code of a loaded module, readable (the call returning to
+    // `pc` is followed by more of its function's code).
+    let code = unsafe { std::slice::from_raw_parts(pc as *const u8, WINDOW) };
+    let mut i = 0;
+    while i + 5 <= code.len() {
+        if code[i] == 0xe8 {
+            let rel = i32::from_le_bytes(code[i + 1..i + 5].try_into().ok()?);
+            let target = (pc + i + 5).wrapping_add(rel as isize as usize);
+            if let Some(found) = constructor_at(resolve_plt(target)) {
+                return Some(found);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The function a PLT entry at `target` jumps to (`endbr64`, then `jmp
+/// *slot(%rip)`, maybe `bnd`-prefixed), or `target` itself.
+fn resolve_plt(target: usize) -> usize {
+    if module_of(target).is_none() {
+        return target;
+    }
+    // SAFETY: code of a loaded module (just checked).
+    let code = unsafe { std::slice::from_raw_parts(target as *const u8, 16) };
+    let mut at = 0;
+    if code[..4] == [0xf3, 0x0f, 0x1e, 0xfa] {
+        at += 4;
+    }
+    if code[at] == 0xf2 {
+        at += 1;
+    }
+    if code[at] == 0xff && code[at + 1] == 0x25 {
+        let disp = i32::from_le_bytes([code[at + 2], code[at + 3], code[at + 4], code[at + 5]]);
+        let slot = (target + at + 6).wrapping_add(disp as isize as usize);
+        if module_of(slot).is_some() {
+            // SAFETY: the GOT slot of a loaded module.
+            return unsafe { *(slot as *const usize) };
+        }
+    }
+    target
+}
+
+/// The executable's functions: (run-time address, mangled name), sorted;
+/// read on first use (the loader's `dladdr` knows only exported ones).
+static FUNCTIONS: std::sync::OnceLock<Vec<(usize, &'static str)>> = std::sync::OnceLock::new();
+
+/// The symbol of the function starting exactly at `addr`, and the path of
+/// its module.
+fn function_starting_at(addr: usize) -> Option<(String, String)> {
+    let functions = FUNCTIONS.get_or_init(|| {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let bias = BIAS.load(Relaxed);
+        let Some(file) = executable_image().and_then(|b| object::File::parse(b).ok()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(usize, &'static str)> = file
+            .symbols()
+            .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
+            .filter_map(|s| {
+                let name = s.name().ok()?;
+                Some((bias + s.address() as usize, &*Box::leak(name.into())))
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    });
+    if crate::image::regions::from_executable(addr) {
+        let i = functions.binary_search_by_key(&addr, |f| f.0).ok()?;
+        let exe = std::fs::read_link("/proc/self/exe").ok()?;
+        return Some((
+            functions[i].1.to_string(),
+            exe.to_string_lossy().into_owned(),
+        ));
+    }
+    // SAFETY: a zeroed `Dl_info` is a valid place for dladdr's answer.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables.
+    if unsafe { libc::dladdr(addr as *const libc::c_void, &mut info) } == 0
+        || info.dli_sname.is_null()
+        || info.dli_saddr as usize != addr
+        || info.dli_fname.is_null()
+    {
+        return None;
+    }
+    // SAFETY: C strings of the loader's.
+    unsafe {
+        Some((
+            std::ffi::CStr::from_ptr(info.dli_sname)
+                .to_string_lossy()
+                .into_owned(),
+            std::ffi::CStr::from_ptr(info.dli_fname)
+                .to_string_lossy()
+                .into_owned(),
+        ))
+    }
+}
+
+/// `(T, module)` when the function at `addr` is a constructor `T::T`.
+fn constructor_at(addr: usize) -> Option<(String, String)> {
+    let (symbol, module) = function_starting_at(addr)?;
+    if !symbol.starts_with("_Z") {
+        return None;
+    }
+    let name = function_name(&symbol);
+    let name = name.split('(').next()?;
+    let (ty, ctor) = name.rsplit_once("::")?;
+    let last = ty.rsplit("::").next()?;
+    (last == ctor && !ty.contains('<')).then(|| (ty.to_string(), module))
 }

@@ -59,6 +59,9 @@ thread_local! {
     static MADE_AT: RefCell<std::collections::HashMap<usize, u32>> = RefCell::new(Default::default());
     /// The function of each allocation site (reports name blocks after it).
     static SITE_FUNCTIONS: RefCell<std::collections::HashMap<usize, std::rc::Rc<str>>> = RefCell::new(Default::default());
+    /// Per allocation site: the type `new` constructed there, and the
+    /// module defining it (see `image::symbols::constructed_type`).
+    static BLOCK_TYPES: RefCell<std::collections::HashMap<usize, Option<(String, String)>>> = RefCell::new(Default::default());
 }
 
 /// Threads with an arena; later ones allocate from glibc.
@@ -504,6 +507,21 @@ pub fn location_name(addr: usize) -> Option<String> {
             .clone()
     });
     let off = addr - b.start;
+    // The object's type, when the block was made by `new T(...)`: its
+    // member by name (`main()'s block 1 (mabain::DB).status`).
+    let ty = BLOCK_TYPES.with(|t| {
+        t.borrow_mut()
+            .entry(pc)
+            .or_insert_with(|| crate::image::symbols::constructed_type(pc))
+            .clone()
+    });
+    if let Some((ty, module)) = ty {
+        if let Some(member) =
+            crate::image::fields::type_member_path(&module, &ty, off as u64, b.size as u64)
+        {
+            return Some(format!("{function}'s block {} ({ty}){member}", b.ordinal));
+        }
+    }
     Some(if off == 0 {
         format!("{function}'s block {}", b.ordinal)
     } else {
