@@ -377,19 +377,12 @@ fn library_program(name: &str, library: &str, user: &str) -> std::path::PathBuf 
         .arg(format!("-Wl,-rpath,{}", dir.display()))
         .arg("-o")
         .arg(&exe);
-    let steps = [
+    common::assert_succeeded([
         compile(&lib_src, &lib_obj).output().unwrap(),
         compile(&main_src, &main_obj).output().unwrap(),
         link_runtime_as(&mut build_lib, false).output().unwrap(),
         link_runtime_as(&mut build_exe, false).output().unwrap(),
-    ];
-    for out in steps {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    ]);
     exe
 }
 

@@ -321,22 +321,29 @@ pub fn thread_starts(t: u32) -> usize {
         return 0;
     }
     let tp = helper(t);
+    fill_blocks(tp, |b| &b.image);
+    // SAFETY: the helper's `errno`.
+    unsafe { *errno_at(tp) = 0 };
+    tp
+}
+
+/// Sets the program's blocks of the thread whose thread pointer is `tp`
+/// to `contents` (the initial image, or `main`'s saved values).
+fn fill_blocks(tp: usize, contents: impl Fn(&Block) -> &[u8]) {
     BLOCKS.with(|b| {
         for b in b.borrow().iter() {
-            // SAFETY: the helper's block of that module (static TLS lies at
+            let bytes = contents(b);
+            // SAFETY: that thread's block of the module (static TLS lies at
             // the same distance below every thread pointer).
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    b.image.as_ptr(),
+                    bytes.as_ptr(),
                     (tp - b.below_tp) as *mut u8,
-                    b.image.len(),
+                    bytes.len(),
                 )
             };
         }
     });
-    // SAFETY: the helper's `errno`.
-    unsafe { *errno_at(tp) = 0 };
-    tp
 }
 
 /// Modelled thread `t`'s thread pointer, if it has one of its own.
@@ -497,19 +504,7 @@ fn static_tls_size() -> usize {
 /// exploration started (the other threads' are set when they start).
 pub fn reset() {
     RUNTIME_TP.store(thread_pointer(), Relaxed);
-    BLOCKS.with(|b| {
-        let tp = thread_pointer();
-        for b in b.borrow().iter() {
-            // SAFETY: this OS thread's TLS block of that module.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    b.main.as_ptr(),
-                    (tp - b.below_tp) as *mut u8,
-                    b.main.len(),
-                )
-            };
-        }
-    });
+    fill_blocks(thread_pointer(), |b| &b.main);
     // SAFETY: errno is this OS thread's.
     unsafe { *errno() = 0 };
     SAVED_ERRNO.iter().for_each(|e| e.store(0, Relaxed));

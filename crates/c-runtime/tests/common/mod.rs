@@ -670,6 +670,13 @@ pub fn build_sources_linked(
         .output()
         .unwrap(),
     );
+    assert_succeeded(steps);
+    exe
+}
+
+/// Asserts that every build step succeeded (showing the first failure's
+/// error output).
+pub fn assert_succeeded(steps: impl IntoIterator<Item = std::process::Output>) {
     for out in steps {
         assert!(
             out.status.success(),
@@ -677,7 +684,6 @@ pub fn build_sources_linked(
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    exe
 }
 
 /// Runs `exe` with `env`; its exit status and stderr.
