@@ -47,6 +47,7 @@ BLOCKS = {
     "jobs-random": ("target/release/jobs --runs 2 fib_bench-c-live seqlock-live mpmc-graph", None),
     "c-vs-rust": ("target/release/c-vs-rust --runs 3", None),
     "long-c": ("target/release/long-c --runs 2", None),
+    "mabain": ("bash benchmarks/mabain/run.sh", None),
     "robustness": ("target/release/robustness --random 1000 --live 10000", None),
     "robust-long": ("target/release/robust-long 1000000 && target/release/robust-long 10000000", None),
     "peers": ("cargo bench -q -p c11check-bench --features peers --bench peers", None),
