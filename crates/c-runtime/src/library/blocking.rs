@@ -91,30 +91,26 @@ fn wait_ms(ms: c_int) -> Wait {
     }
 }
 
-fn wait_timespec(t: *const libc::timespec) -> Wait {
+/// How long a time-out given as a pointer waits: null is forever; `zero`
+/// says whether the time-out it points to is zero.
+fn wait_pointed<T>(t: *const T, zero: impl FnOnce(&T) -> bool) -> Wait {
     if t.is_null() {
         return Wait::Forever;
     }
     // SAFETY: the program's time-out.
-    let t = unsafe { *t };
-    if t.tv_sec == 0 && t.tv_nsec == 0 {
+    if zero(unsafe { &*t }) {
         Wait::No
     } else {
         Wait::Finite
     }
 }
 
+fn wait_timespec(t: *const libc::timespec) -> Wait {
+    wait_pointed(t, |t| t.tv_sec == 0 && t.tv_nsec == 0)
+}
+
 fn wait_timeval(t: *const libc::timeval) -> Wait {
-    if t.is_null() {
-        return Wait::Forever;
-    }
-    // SAFETY: the program's time-out.
-    let t = unsafe { *t };
-    if t.tv_sec == 0 && t.tv_usec == 0 {
-        Wait::No
-    } else {
-        Wait::Finite
-    }
+    wait_pointed(t, |t| t.tv_sec == 0 && t.tv_usec == 0)
 }
 
 extern "C" fn poll_impl(fds: *mut libc::pollfd, n: libc::nfds_t, ms: c_int, pc: usize) -> c_int {
