@@ -184,6 +184,10 @@ struct Execution<'a> {
     creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
     /// Whether loads park (see [`Execution::consider_parking`]).
     park_loads: bool,
+    /// Whether plain accesses run on without a scheduling choice (see
+    /// [`PLAIN_RUN`]; not under PCT, whose change points count steps, nor
+    /// in robustness checking's SC runs).
+    plain_runs: bool,
     /// Events another thread could notice: stores and successful
     /// read-modify-writes, spawns, finished threads.
     progress: u64,
@@ -224,6 +228,15 @@ impl Default for LocSched {
 /// not a store came (the writer may never come, or it may be the thread
 /// itself later).
 const PARK_STEPS: usize = 32;
+
+/// A thread's plain accesses are no scheduling points: it goes on with the
+/// next one at once, up to this many in a row (then the scheduler chooses,
+/// so that nothing runs unchecked for long). In an execution without data
+/// races a plain access commutes with every other thread's step (no other
+/// thread can see it but through a race, which race detection finds in
+/// any order of the two), so the schedules this skips give nothing new;
+/// C11Tester schedules only at atomic and synchronisation operations too.
+const PLAIN_RUN: u32 = 64;
 
 /// A 64-bit mixing step (splitmix64's finaliser).
 fn mix(x: u64) -> u64 {
@@ -388,6 +401,14 @@ impl<'a> Execution<'a> {
         self.threads[t].park_considered = false;
     }
 
+    /// Whether thread `t` waits to make a plain access (see [`PLAIN_RUN`]).
+    fn pending_plain(&self, t: usize) -> bool {
+        matches!(
+            self.threads[t].pending,
+            Some(Pending::Act(Action::Load { ord, .. } | Action::Store { ord, .. }, ..)) if !ord.is_atomic()
+        ) && self.runnable(t)
+    }
+
     fn runnable(&self, t: usize) -> bool {
         let th = &self.threads[t];
         if let Some((loc, n, until)) = th.parked {
@@ -456,72 +477,94 @@ impl<'a> Execution<'a> {
         self.start_thread(0, body);
         let mut spinning: Vec<bool> = Vec::new();
         let mut last: Option<usize> = None;
+        // Reused: a step must not allocate.
+        let mut ready: Vec<usize> = Vec::new();
+        // The thread that made the last step, and how many plain accesses
+        // it has made in a row since it was chosen.
+        let (mut last_plain, mut plain_run): (Option<usize>, u32) = (None, 0);
         loop {
-            let mut ready: Vec<usize> = (0..self.threads.len())
-                .filter(|&t| self.runnable(t))
-                .collect();
-            if ready.is_empty() {
-                // Everyone else waits: a parked thread goes on.
-                let parked: Vec<usize> = (0..self.threads.len())
-                    .filter(|&t| self.threads[t].parked.is_some())
-                    .collect();
-                if parked.is_empty() {
-                    return self.stuck();
+            // A plain access goes on at once (see `PLAIN_RUN`).
+            let continued = last_plain
+                .filter(|&u| plain_run < PLAIN_RUN && self.plain_runs && self.pending_plain(u));
+            plain_run = if continued.is_some() {
+                plain_run + 1
+            } else {
+                0
+            };
+            let t = match continued {
+                Some(u) => {
+                    last = None;
+                    u
                 }
-                let t = parked[self.rng.below(parked.len())];
-                self.threads[t].parked = None;
-                continue;
-            }
-            // A thread that just ended a wait-loop turn goes last.
-            spinning.resize(self.threads.len(), false);
-            if ready.iter().any(|&t| !spinning[t]) {
-                ready.retain(|&t| !spinning[t]);
-            }
-            // A thread's run of consecutive non-SeqCst stores goes on without
-            // interruption (c11tester.md Fig. 4: otherwise the first stores of
-            // a run are far more likely to be read than the last ones).
-            let store_run = last.filter(|&u| {
-                ready.contains(&u)
-                    && matches!(
-                        self.threads[u].pending,
-                        Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
-                    )
-            });
-            // A thread creation or a reference-count increment runs at once
-            // (C11Tester's rule for creation): neither can change what any
-            // other thread observes, and otherwise the threads a loop spawns
-            // start one by one, the first ones far ahead of the last.
-            let eager = ready.iter().copied().find(|&u| {
-                self.threads[u]
-                    .pending
-                    .as_ref()
-                    .is_some_and(Pending::runs_at_once)
-            });
-            let t = match &mut self.pct {
-                _ if eager.is_some() => eager.unwrap(),
-                None if store_run.is_some() => store_run.unwrap(),
-                None => ready[self.rng.below(ready.len())],
-                Some(p) => {
-                    p.step += 1;
-                    let t = p.pick(&ready, &mut self.rng);
-                    if let Some(i) = p.change_points.iter().position(|&c| c == p.step) {
-                        // The i-th change point: the running thread drops below
-                        // every initial priority.
-                        p.priorities[t] = i as u64 + 1;
+                None => {
+                    ready.clear();
+                    ready.extend((0..self.threads.len()).filter(|&t| self.runnable(t)));
+                    if ready.is_empty() {
+                        // Everyone else waits: a parked thread goes on.
+                        let parked: Vec<usize> = (0..self.threads.len())
+                            .filter(|&t| self.threads[t].parked.is_some())
+                            .collect();
+                        if parked.is_empty() {
+                            return self.stuck();
+                        }
+                        let t = parked[self.rng.below(parked.len())];
+                        self.threads[t].parked = None;
+                        continue;
                     }
+                    // A thread that just ended a wait-loop turn goes last.
+                    spinning.resize(self.threads.len(), false);
+                    if ready.iter().any(|&t| !spinning[t]) {
+                        ready.retain(|&t| !spinning[t]);
+                    }
+                    // A thread's run of consecutive non-SeqCst stores goes on without
+                    // interruption (c11tester.md Fig. 4: otherwise the first stores of
+                    // a run are far more likely to be read than the last ones).
+                    let store_run = last.filter(|&u| {
+                    ready.contains(&u)
+                        && matches!(
+                            self.threads[u].pending,
+                            Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
+                        )
+                });
+                    // A thread creation or a reference-count increment runs at once
+                    // (C11Tester's rule for creation): neither can change what any
+                    // other thread observes, and otherwise the threads a loop spawns
+                    // start one by one, the first ones far ahead of the last.
+                    let eager = ready.iter().copied().find(|&u| {
+                        self.threads[u]
+                            .pending
+                            .as_ref()
+                            .is_some_and(Pending::runs_at_once)
+                    });
+                    let t = match &mut self.pct {
+                        _ if eager.is_some() => eager.unwrap(),
+                        None if store_run.is_some() => store_run.unwrap(),
+                        None => ready[self.rng.below(ready.len())],
+                        Some(p) => {
+                            p.step += 1;
+                            let t = p.pick(&ready, &mut self.rng);
+                            if let Some(i) = p.change_points.iter().position(|&c| c == p.step) {
+                                // The i-th change point: the running thread drops below
+                                // every initial priority.
+                                p.priorities[t] = i as u64 + 1;
+                            }
+                            t
+                        }
+                    };
+                    spinning[t] = false;
+                    if self.park_loads && eager.is_none() && self.consider_parking(t) {
+                        continue;
+                    }
+                    // Whether this step is a store that may start or continue a run.
+                    last = matches!(
+                    self.threads[t].pending,
+                    Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
+                )
+                .then_some(t);
                     t
                 }
             };
-            spinning[t] = false;
-            if self.park_loads && eager.is_none() && self.consider_parking(t) {
-                continue;
-            }
-            // Whether this step is a store that may start or continue a run.
-            last = matches!(
-                self.threads[t].pending,
-                Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
-            )
-            .then_some(t);
+            last_plain = Some(t);
             self.threads[t].steps += 1;
             if let Some(end) = self.over_step_bound(t) {
                 return end;
@@ -1806,6 +1849,7 @@ fn run_iteration(
             // model's happens-before.
             m.set_read_latest(robust.is_some());
             m.set_prune_window(cfg.prune_window);
+            m.set_plain_fast(true);
             m
         },
         threads: Vec::new(),
@@ -1823,6 +1867,7 @@ fn run_iteration(
         race_loc: None,
         creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
+        plain_runs: pct_depth.is_none() && robust.is_none(),
         progress: 0,
         robust: robust.map(|(learned, i, stop)| {
             let mut r = LiveRobustness::new(i, s, steps_now, stop.map(|(site, v, _)| (site, v)));

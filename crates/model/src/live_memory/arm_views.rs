@@ -195,7 +195,7 @@ impl Machine for ArmViews {
         self.bound = Some(floor);
     }
 
-    fn restrict(&mut self, candidates: &mut Vec<NodeId>) -> Option<NodeId> {
+    fn restrict(&mut self, candidates: &mut super::Stores) -> Option<NodeId> {
         let (bound, forward) = (self.bound.take(), self.forward.take());
         let before = candidates.len();
         let newest = candidates
@@ -203,10 +203,10 @@ impl Machine for ArmViews {
             .copied()
             .max_by_key(|&c| execution_order(c));
         match forward {
-            Some(own) => candidates.retain(|&c| c == own),
+            Some(own) => candidates.retain(|c| *c == own),
             None => {
                 let bound = bound.unwrap_or(0);
-                candidates.retain(|&c| self.visible_at(c).is_some_and(|ts| ts >= bound));
+                candidates.retain(|c| self.visible_at(*c).is_some_and(|ts| ts >= bound));
             }
         }
         debug_assert!(

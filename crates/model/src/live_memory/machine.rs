@@ -42,7 +42,7 @@ pub(super) trait Machine {
 
     /// Of the stores the memory lets the aimed read take, keeps those the
     /// machine allows; or names the one store it takes.
-    fn restrict(&mut self, candidates: &mut Vec<NodeId>) -> Option<NodeId>;
+    fn restrict(&mut self, candidates: &mut super::Stores) -> Option<NodeId>;
 
     /// Thread `t` read store `s` of `loc` with ordering `ord`.
     fn read(&mut self, t: u32, loc: Loc, s: NodeId, ord: MemOrder);

@@ -35,6 +35,10 @@ use store_buffers::StoreBuffers;
 
 type NodeId = u64;
 
+/// A few stores (candidates, floors, prior sets: about one per thread),
+/// kept off the heap: these lists are made at every access.
+type Stores = smallvec::SmallVec<[NodeId; 8]>;
+
 /// A hasher for integer keys (sequence numbers, addresses): a
 /// multiplicative hash is enough, and several times faster than the
 /// default one (which dominated the live memory's profile).
@@ -146,6 +150,9 @@ struct LocState {
     /// Aggressive pruning (see [`LiveMemory::set_prune_window`]): stores
     /// every thread reads as if it had seen them, at most one per slot.
     forced: Vec<NodeId>,
+    /// An atomic access or a race touched the location: its plain
+    /// accesses go through the mo-graph (see [`LiveMemory::set_plain_fast`]).
+    modelled: bool,
 }
 
 struct ThreadState {
@@ -243,6 +250,9 @@ pub struct LiveMemory {
     pub forced: Option<bool>,
     /// The hardware machine under a hardware model (see `machine.rs`).
     machine: Option<Box<dyn Machine>>,
+    /// Plain accesses to locations no atomic access touched skip the
+    /// mo-graph (see [`Self::set_plain_fast`]).
+    plain_fast: bool,
 }
 
 impl LiveMemory {
@@ -267,6 +277,7 @@ impl LiveMemory {
             force_stale: None,
             forced: None,
             machine: None,
+            plain_fast: false,
         };
         m.add_thread(None);
         m
@@ -368,6 +379,51 @@ impl LiveMemory {
         self.forced = None;
     }
 
+    /// Plain accesses to a location that no atomic access and no data race
+    /// has touched yet are answered from its one value, without the
+    /// mo-graph: a plain store replaces the location's initial value, a
+    /// plain load reads it. While no access to the location races, every
+    /// plain store before a plain access happens before it, so the newest
+    /// one is the one store it may read; and it happens before any later
+    /// atomic access, which may therefore take it for the location's
+    /// initial value. The first atomic access or race (when races are not
+    /// reported) hands the location to the mo-graph from then on (so the
+    /// racing access itself reads the newest value, as a racy read on the
+    /// hardware mostly does). Locations of plain data, most of a real
+    /// program's, then cost a race check per access, not a store node. Not
+    /// under SC, a hardware machine or SC runs (their plain accesses are
+    /// ordered through the machine or the SeqCst clock).
+    pub fn set_plain_fast(&mut self, on: bool) {
+        self.plain_fast = on && !self.sc_model && self.machine.is_none() && !self.read_latest;
+    }
+
+    /// A plain load (`store: None`) or store of thread `t` to a location
+    /// still outside the mo-graph (see [`Self::set_plain_fast`]); `None`
+    /// (and the location joins the mo-graph) if it races.
+    fn plain_access(&mut self, t: u32, loc: Loc, store: Option<Value>) -> Option<Performed> {
+        if self.race_check(t, loc, store.is_some(), false).is_some() {
+            self.locs[loc.0 as usize].modelled = true;
+            return None;
+        }
+        let l = &self.locs[loc.0 as usize];
+        let read_from = match (store, l.last_write) {
+            (Some(_), _) => None,
+            (None, None) => Some(ReadFrom::Init),
+            (None, Some((thread, seq, _))) => Some(ReadFrom::Store { thread, seq }),
+        };
+        self.tick(t);
+        let init = (self.nodes.get_mut(&initial_store(loc))).expect("a location's initial store");
+        if let Some(v) = store {
+            init.val = v;
+        }
+        Some(Performed {
+            val: if store.is_some() { 0 } else { init.val },
+            written: store,
+            race: None,
+            read_from,
+        })
+    }
+
     /// Prunes whenever the mo-graph holds `n` stores more than after the last
     /// pruning (`1` prunes after every store: for tests).
     pub fn set_prune_interval(&mut self, n: usize) {
@@ -466,6 +522,7 @@ impl LiveMemory {
             last_write: None,
             reads: Vec::new(),
             forced: Vec::new(),
+            modelled: false,
         });
         loc
     }
@@ -659,7 +716,7 @@ impl LiveMemory {
 
     /// The stores a load (or RMW) of thread `t` may read (Fig. 12), newest
     /// first per thread; the prior-set check decides among them.
-    fn may_read_from(&self, t: u32, loc: Loc, sc: bool, rmw: bool) -> Vec<NodeId> {
+    fn may_read_from(&self, t: u32, loc: Loc, sc: bool, rmw: bool) -> Stores {
         let l = &self.locs[loc.0 as usize];
         let last_sc = if sc { l.last_sc_store } else { None };
         let clock = &self.threads[t as usize].clock;
@@ -667,16 +724,16 @@ impl LiveMemory {
         // access, and each thread's last access it has seen): a slot's
         // stores are mo-ordered, so the scan stops at the first one before
         // any of them.
-        let floors: Vec<NodeId> = l
+        let floors: Stores = l
             .per_slot
             .iter()
             .enumerate()
-            .filter_map(|(slot, list)| Self::last_before(list, get(clock, slot), false, false))
+            .filter_map(|(slot, list)| Self::last_before(list, get(clock, slot), false))
             .map(|e| e.write)
             .chain(l.forced.iter().copied())
             .filter(|w| self.nodes.contains_key(w))
             .collect();
-        let mut out = Vec::new();
+        let mut out = Stores::new();
         for list in &l.stores {
             for e in list.iter().rev() {
                 let x = self.node(e.write);
@@ -704,28 +761,39 @@ impl LiveMemory {
     }
 
     /// The latest entry of `list` with `seq` at most `bound` (`strict`: below).
-    fn last_before(list: &VecDeque<Entry>, bound: u64, strict: bool, store: bool) -> Option<Entry> {
-        let n = list.partition_point(|e| {
+    #[inline]
+    fn last_before(list: &VecDeque<Entry>, bound: u64, strict: bool) -> Option<Entry> {
+        let below = |e: &Entry| {
             if strict {
                 e.seq < bound
             } else {
                 e.seq <= bound
             }
-        });
-        list.iter()
-            .take(n)
-            .rev()
-            .find(|e| !store || e.store)
-            .copied()
+        };
+        // Most lookups are by a thread that has seen the whole list (its
+        // own accesses, a writer it synchronised with): no search.
+        let last = list.back()?;
+        if below(last) {
+            return Some(*last);
+        }
+        let (a, b) = list.as_slices();
+        let in_slice = |s: &[Entry]| match s.partition_point(below) {
+            0 => None,
+            n => Some(s[n - 1]),
+        };
+        match b.first() {
+            Some(first) if below(first) => in_slice(b),
+            _ => in_slice(a),
+        }
     }
 
     /// Fig. 13: the stores that must precede the store read (`read = Some`)
     /// or written by an access of thread `t` to `loc`.
-    fn prior_set(&self, t: u32, loc: Loc, sc: bool, read: Option<NodeId>) -> Vec<NodeId> {
+    fn prior_set(&self, t: u32, loc: Loc, sc: bool, read: Option<NodeId>) -> Stores {
         let l = &self.locs[loc.0 as usize];
         let me = &self.threads[t as usize];
         let own_fence = me.sc_fences.last().copied();
-        let mut out = Vec::new();
+        let mut out = Stores::new();
         if read.is_none() && sc {
             out.extend(l.last_sc_store);
         }
@@ -746,21 +814,21 @@ impl LiveMemory {
                 let ft = u.sc_fences.last().copied();
                 // S1: a SeqCst access is after u's stores before u's last SeqCst fence.
                 if let (true, Some(f)) = (sc, ft) {
-                    consider(Self::last_before(stores, f, true, false));
+                    consider(Self::last_before(stores, f, true));
                 }
                 if let Some(fl) = own_fence {
                     // S2: u's SeqCst stores before my last SeqCst fence.
-                    consider(Self::last_before(sc_stores, fl, true, false));
+                    consider(Self::last_before(sc_stores, fl, true));
                     // S3: u's stores before u's last fence before mine.
                     let fb = u.sc_fences.iter().rev().find(|&&f| f < fl).copied();
                     if let Some(fb) = fb {
-                        consider(Self::last_before(stores, fb, true, false));
+                        consider(Self::last_before(stores, fb, true));
                     }
                 }
             }
             // S4: u's last access that happens before this one.
             let bound = get(&me.clock, slot);
-            consider(Self::last_before(list, bound, false, false));
+            consider(Self::last_before(list, bound, false));
             if let Some(e) = best {
                 if Some(e.write) != read && self.nodes.contains_key(&e.write) {
                     out.push(e.write);
@@ -783,7 +851,7 @@ impl LiveMemory {
         ord: MemOrder,
         sc: bool,
         writes: &dyn Fn(NodeId, Value) -> bool,
-        mut cands: Vec<NodeId>,
+        mut cands: Stores,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> NodeId {
         loop {
@@ -1137,7 +1205,7 @@ impl LiveMemory {
         let fails_spuriously = |x: NodeId| spurious && failed_on != Some(x);
         // A CAS that reads the expected value writes, so it may only read a
         // store no other RMW has read; any other store it reads as a load.
-        let cands: Vec<NodeId> = self
+        let cands: Stores = self
             .may_read_from(t, loc, sc, false)
             .into_iter()
             .filter(|&x| {
@@ -1220,6 +1288,24 @@ impl LiveMemory {
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Option<Performed> {
         self.last_read = None;
+        if let Some(loc) = action.loc() {
+            let plain = match action {
+                Action::Load { ord, .. } | Action::Store { ord, .. } => !ord.is_atomic(),
+                _ => false,
+            };
+            let l = &mut self.locs[loc.0 as usize];
+            if !plain {
+                l.modelled = true;
+            } else if self.plain_fast && !l.modelled {
+                let store = match action {
+                    Action::Store { val, .. } => Some(val),
+                    _ => None,
+                };
+                if let Some(p) = self.plain_access(t, loc, store) {
+                    return Some(p);
+                }
+            }
+        }
         self.random_flushes(choose, true);
         let race = action.loc().and_then(|loc| {
             let (write, atomic) = match action {
@@ -1347,9 +1433,7 @@ impl LiveMemory {
                     .per_slot
                     .iter()
                     .enumerate()
-                    .filter_map(|(slot, list)| {
-                        Self::last_before(list, get(clock, slot), false, false)
-                    })
+                    .filter_map(|(slot, list)| Self::last_before(list, get(clock, slot), false))
                     .map(|e| e.write)
                     .chain(l.forced.iter().copied());
                 for f in floors {

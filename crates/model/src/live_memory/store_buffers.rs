@@ -97,7 +97,7 @@ impl Machine for StoreBuffers {
         self.target = Some(own.or(memory).unwrap_or(initial_store(loc)));
     }
 
-    fn restrict(&mut self, _candidates: &mut Vec<NodeId>) -> Option<NodeId> {
+    fn restrict(&mut self, _candidates: &mut super::Stores) -> Option<NodeId> {
         self.target.take()
     }
 

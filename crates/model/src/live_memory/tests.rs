@@ -253,3 +253,45 @@ fn arm_views_keep_acquire_reads_in_order() {
     assert!(!outcomes.contains(&vec![1, 0, 1, 0]), "{outcomes:?}");
     assert!(outcomes.len() >= 8, "{outcomes:?}");
 }
+
+/// Plain data stays out of the mo-graph (no store node) while no atomic
+/// access and no race touches it; a plain read then reads the newest plain
+/// store, an atomic access later takes that store for the location's
+/// initial value, and a race hands the location to the mo-graph.
+#[test]
+fn plain_data_skips_the_mo_graph_until_an_atomic_access_or_a_race() {
+    let mut m = LiveMemory::new(false);
+    m.set_plain_fast(true);
+    let (x, flag, y) = (m.add_loc(0), m.add_loc(0), m.add_loc(0));
+    let reader = m.add_thread(Some(0));
+    let mut newest = |n: usize| n - 1;
+    let plain_store = |loc, val| Action::Store {
+        loc,
+        ord: MemOrder::NonAtomic,
+        val,
+    };
+    let plain_load = |loc| Action::Load {
+        loc,
+        ord: MemOrder::NonAtomic,
+    };
+    for v in [1, 2] {
+        let p = m.perform(0, plain_store(x, v), false, &mut newest).unwrap();
+        assert_eq!((p.written, p.race), (Some(v), None));
+    }
+    let second = m.last_seq(0);
+    assert_eq!(m.stats().live_stores, 3, "only the initial values");
+    m.store(0, flag, MemOrder::Release, 1);
+    assert_eq!(m.load(reader, flag, MemOrder::Acquire, &mut newest), 1);
+    let p = m.perform(reader, plain_load(x), false, &mut newest).unwrap();
+    assert_eq!(p.val, 2);
+    assert_eq!(p.race, None);
+    assert_eq!(p.read_from, Some(ReadFrom::Store { thread: 0, seq: second }));
+    assert_eq!(m.load(reader, x, MemOrder::Relaxed, &mut newest), 2);
+    // Unsynchronised: a race, and y's later stores are store nodes.
+    m.perform(0, plain_store(y, 5), false, &mut newest).unwrap();
+    let p = m.perform(reader, plain_load(y), false, &mut newest).unwrap();
+    assert_eq!((p.val, p.race), (5, Some(0)));
+    let before = m.stats().live_stores;
+    m.perform(0, plain_store(y, 6), false, &mut newest).unwrap();
+    assert_eq!(m.stats().live_stores, before + 1);
+}
