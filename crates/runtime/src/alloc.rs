@@ -36,13 +36,13 @@ struct Block {
     stamp: u64,
 }
 
-/// The live blocks of one execution, sorted by start address: an execution
-/// makes few, so a sorted vector (binary search, one move per insertion)
-/// beats a tree and needs no allocation per block.
+/// The live blocks of one execution, by start address. A tree: a real
+/// program holds hundreds of thousands (Mabain's free lists), where a
+/// sorted vector's move per insertion and removal dominated the run.
 #[derive(Default)]
 struct BlockTable {
     generation: u32,
-    blocks: Vec<Block>,
+    blocks: std::collections::BTreeMap<usize, Block>,
 }
 
 impl BlockTable {
@@ -53,21 +53,12 @@ impl BlockTable {
     /// the start is new to the table.
     fn insert(&mut self, generation: u32, block: Block, mut dropped: impl FnMut(usize)) -> bool {
         if self.generation != generation {
-            for b in self.blocks.drain(..) {
-                dropped(b.start);
+            for start in std::mem::take(&mut self.blocks).into_keys() {
+                dropped(start);
             }
             self.generation = generation;
         }
-        match self.blocks.binary_search_by_key(&block.start, |b| b.start) {
-            Ok(i) => {
-                self.blocks[i] = block;
-                false
-            }
-            Err(i) => {
-                self.blocks.insert(i, block);
-                true
-            }
-        }
+        self.blocks.insert(block.start, block).is_none()
     }
 
     /// Forgets the block starting at `start`; whether there was one.
@@ -78,10 +69,7 @@ impl BlockTable {
 
     /// Removes and returns the block that starts at `start`.
     fn take(&mut self, start: usize) -> Option<Block> {
-        match self.blocks.binary_search_by_key(&start, |b| b.start) {
-            Ok(i) => Some(self.blocks.remove(i)),
-            Err(_) => None,
-        }
+        self.blocks.remove(&start)
     }
 
     /// The block of execution `generation` that holds `addr`.
@@ -89,8 +77,7 @@ impl BlockTable {
         if self.generation != generation {
             return None;
         }
-        let i = self.blocks.partition_point(|b| b.start <= addr);
-        let b = self.blocks.get(i.checked_sub(1)?)?;
+        let (_, b) = self.blocks.range(..=addr).next_back()?;
         (addr < b.end).then_some(b)
     }
 }
@@ -112,7 +99,7 @@ thread_local! {
     /// Live blocks allocated by modelled threads (of the current execution
     /// only).
     static BLOCKS: RefCell<BlockTable> = const {
-        RefCell::new(BlockTable { generation: 0, blocks: Vec::new() })
+        RefCell::new(BlockTable { generation: 0, blocks: std::collections::BTreeMap::new() })
     };
     /// How many of `BLOCKS`' start addresses fall in each bucket of
     /// [`bucket`]: every free (the explorer's too) asks whether it ends a
@@ -404,7 +391,7 @@ mod tests {
             if table.generation == generation {
                 assert_eq!(table.blocks.len(), model.len());
             }
-            assert!(table.blocks.windows(2).all(|w| w[0].start < w[1].start));
+            assert!(table.blocks.iter().all(|(&start, b)| start == b.start));
         }
         // The run exercised every answer.
         assert!(inserted > 1_000 && found > 1_000, "{inserted} {found}");

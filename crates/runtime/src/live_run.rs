@@ -179,9 +179,6 @@ struct Execution<'a> {
     watch: Option<(c11check_model::Loc, Vec<Option<Site>>)>,
     /// The location of the data race this execution ended with, if any.
     race_loc: Option<c11check_model::Loc>,
-    /// Objects created in tracked allocations: creating thread and its last
-    /// operation's sequence number then (see [`crate::alloc`]).
-    creation: std::collections::HashMap<c11check_model::Loc, (u32, u64)>,
     /// Whether loads park (see [`Execution::consider_parking`]).
     park_loads: bool,
     /// Whether plain accesses run on without a scheduling choice (see
@@ -210,6 +207,9 @@ struct LocSched {
     store_seq: u64,
     /// Threads (below 64) that accessed the location since its last store.
     seen: u64,
+    /// The thread that made the object the location is in, and its
+    /// operation's sequence number then (see [`crate::alloc`]).
+    created: Option<(u32, u64)>,
 }
 
 impl Default for LocSched {
@@ -220,6 +220,7 @@ impl Default for LocSched {
             writer: u32::MAX,
             store_seq: 0,
             seen: 0,
+            created: None,
         }
     }
 }
@@ -458,9 +459,10 @@ impl<'a> Execution<'a> {
                 // SAFETY: as above.
                 let addr = unsafe { (*cell).object_addr() };
                 if let Some(c) = crate::alloc::creation_of(addr, generation) {
-                    self.creation.insert(l, c);
                     self.shared.borrow_mut().bind_object(l, addr);
-                    self.loc_sched_mut(l).writer = c.0;
+                    let sched = self.loc_sched_mut(l);
+                    sched.writer = c.0;
+                    sched.created = Some(c);
                 }
                 l
             }
@@ -809,12 +811,7 @@ impl<'a> Execution<'a> {
             | Action::Store { loc, .. }
             | Action::Rmw { loc, .. }
             | Action::Cas { loc, .. } => {
-                // Most programs track no object: skip the hashing then.
-                let created = if self.creation.is_empty() {
-                    None
-                } else {
-                    self.creation.get(&loc).copied()
-                };
+                let created = self.loc_sched(loc).created;
                 if let Some((creator, stamp)) = created {
                     if creator != tid
                         && self.mem.hb_entry(tid, creator) <= stamp
@@ -1865,7 +1862,6 @@ fn run_iteration(
         recorded: 0,
         watch: watch.map(|l| (l, Vec::new())),
         race_loc: None,
-        creation: std::collections::HashMap::new(),
         park_loads: park_loads && pct_depth.is_none(),
         plain_runs: pct_depth.is_none() && robust.is_none(),
         progress: 0,

@@ -252,6 +252,14 @@ struct Types {
 static TYPES: std::sync::Mutex<Vec<(String, Option<&'static Types>)>> =
     std::sync::Mutex::new(Vec::new());
 
+/// Member paths found so far, by module's types, unit, type and offset:
+/// a program has many objects of one type, and each of their locations is
+/// named when first used (walking the debug information each time cost a
+/// tenth of a database's run).
+type WalkKey = (usize, usize, gimli::UnitOffset, u64);
+static WALKS: std::sync::Mutex<Option<std::collections::HashMap<WalkKey, Option<String>>>> =
+    std::sync::Mutex::new(None);
+
 /// The member path (`.status`, `.slots[2].seq`) of the byte `offset` bytes
 /// into an object of the type named `type_name` that the module at `path`
 /// defines, if its debug information describes it and the object (of
@@ -280,7 +288,12 @@ pub fn type_member_path(
     if offset == 0 {
         return Some(String::new());
     }
-    walk(&types.dwarf, &types.units[unit], ty, offset)
+    let key = (types as *const Types as usize, unit, ty, offset);
+    let mut walks = WALKS.lock().unwrap_or_else(|e| e.into_inner());
+    (walks.get_or_insert_with(Default::default))
+        .entry(key)
+        .or_insert_with(|| walk(&types.dwarf, &types.units[unit], ty, offset))
+        .clone()
 }
 
 /// Reads the types of the module at `path`.

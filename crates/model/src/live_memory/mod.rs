@@ -136,6 +136,9 @@ struct Entry {
 }
 
 struct LocState {
+    /// The initial value, and while the location has no mo-graph state
+    /// (see [`LiveMemory::set_plain_fast`]) the value plain stores left.
+    value: Value,
     /// Per clock slot, the accesses in execution order (pruned).
     per_slot: Vec<VecDeque<Entry>>,
     /// The store entries of `per_slot` alone (what may-read-from scans).
@@ -146,12 +149,13 @@ struct LocState {
     /// Race detection (FastTrack-like): the last write (thread, seq,
     /// atomic) and each thread's last read since.
     last_write: Option<(u32, u64, bool)>,
-    reads: Vec<(u32, u64, bool)>,
+    reads: smallvec::SmallVec<[(u32, u64, bool); 2]>,
     /// Aggressive pruning (see [`LiveMemory::set_prune_window`]): stores
     /// every thread reads as if it had seen them, at most one per slot.
     forced: Vec<NodeId>,
-    /// An atomic access or a race touched the location: its plain
-    /// accesses go through the mo-graph (see [`LiveMemory::set_plain_fast`]).
+    /// The location has its mo-graph state (see [`LiveMemory::model_loc`]):
+    /// an atomic access or a race touched it (see
+    /// [`LiveMemory::set_plain_fast`]), or plain accesses are not fast.
     modelled: bool,
 }
 
@@ -402,22 +406,21 @@ impl LiveMemory {
     /// (and the location joins the mo-graph) if it races.
     fn plain_access(&mut self, t: u32, loc: Loc, store: Option<Value>) -> Option<Performed> {
         if self.race_check(t, loc, store.is_some(), false).is_some() {
-            self.locs[loc.0 as usize].modelled = true;
+            self.model_loc(loc);
             return None;
         }
-        let l = &self.locs[loc.0 as usize];
+        self.tick(t);
+        let l = &mut self.locs[loc.0 as usize];
         let read_from = match (store, l.last_write) {
             (Some(_), _) => None,
             (None, None) => Some(ReadFrom::Init),
             (None, Some((thread, seq, _))) => Some(ReadFrom::Store { thread, seq }),
         };
-        self.tick(t);
-        let init = (self.nodes.get_mut(&initial_store(loc))).expect("a location's initial store");
         if let Some(v) = store {
-            init.val = v;
+            l.value = v;
         }
         Some(Performed {
-            val: if store.is_some() { 0 } else { init.val },
+            val: if store.is_some() { 0 } else { l.value },
             written: store,
             race: None,
             read_from,
@@ -486,10 +489,46 @@ impl LiveMemory {
         s
     }
 
-    /// A new location holding `init`.
+    /// A new location holding `init`. Its mo-graph state (the initial
+    /// store's node, the access lists) is made when it is first needed
+    /// (see [`Self::model_loc`]): a real program's plain data never needs it.
     pub fn add_loc(&mut self, init: Value) -> Loc {
         let loc = Loc(self.locs.len() as u32);
+        self.locs.push(LocState {
+            value: init,
+            stores: Vec::new(),
+            sc_stores: Vec::new(),
+            per_slot: Vec::new(),
+            last_sc_store: None,
+            last_write: None,
+            reads: Default::default(),
+            forced: Vec::new(),
+            modelled: false,
+        });
+        loc
+    }
+
+    /// Gives `loc` its mo-graph state, if it has none yet: its initial
+    /// store (holding the value plain stores left, see
+    /// [`Self::set_plain_fast`]), which every later access comes after.
+    fn model_loc(&mut self, loc: Loc) {
+        let l = &mut self.locs[loc.0 as usize];
+        if l.modelled {
+            return;
+        }
+        l.modelled = true;
         let id = initial_store(loc);
+        let mut per_slot = vec![VecDeque::new()];
+        per_slot[INIT_SLOT].push_back(Entry {
+            seq: 0,
+            write: id,
+            store: true,
+            sc: false,
+        });
+        l.stores = per_slot.clone();
+        l.sc_stores = vec![VecDeque::new()];
+        l.per_slot = per_slot;
+        let val = l.value;
         self.nodes.insert(
             id,
             Node {
@@ -497,7 +536,7 @@ impl LiveMemory {
                 // Every store gets an explicit edge from it (so an RMW that
                 // reads it stays first); 1 so that this edge is not implied.
                 seq: 1,
-                val: init,
+                val,
                 sc: false,
                 release_view: None,
                 hb_release: None,
@@ -507,24 +546,6 @@ impl LiveMemory {
                 rmw: None,
             },
         );
-        let mut per_slot = vec![VecDeque::new()];
-        per_slot[INIT_SLOT].push_back(Entry {
-            seq: 0,
-            write: id,
-            store: true,
-            sc: false,
-        });
-        self.locs.push(LocState {
-            stores: per_slot.clone(),
-            sc_stores: vec![VecDeque::new()],
-            per_slot,
-            last_sc_store: None,
-            last_write: None,
-            reads: Vec::new(),
-            forced: Vec::new(),
-            modelled: false,
-        });
-        loc
     }
 
     pub fn num_locs(&self) -> usize {
@@ -1075,6 +1096,7 @@ impl LiveMemory {
         ord: MemOrder,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Value {
+        self.model_loc(loc);
         let ord = self.effective(ord);
         let sc = ord.is_sc();
         let seq = self.begin_access(t, sc);
@@ -1099,6 +1121,7 @@ impl LiveMemory {
     }
 
     pub fn store(&mut self, t: u32, loc: Loc, ord: MemOrder, val: Value) {
+        self.model_loc(loc);
         let ord = self.effective(ord);
         if let Some(m) = &mut self.machine {
             m.before_store(t, ord);
@@ -1132,6 +1155,7 @@ impl LiveMemory {
         width: Width,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> Value {
+        self.model_loc(loc);
         let ord = self.effective(ord);
         let sc = ord.is_sc();
         if let Some(m) = &mut self.machine {
@@ -1187,6 +1211,7 @@ impl LiveMemory {
         spurious: bool,
         choose: &mut dyn FnMut(usize) -> usize,
     ) -> (Value, Option<Value>) {
+        self.model_loc(loc);
         let (success, failure) = (self.effective(success), self.effective(failure));
         let sc = success.is_sc() || failure.is_sc();
         if let Some(m) = &mut self.machine {
@@ -1293,10 +1318,7 @@ impl LiveMemory {
                 Action::Load { ord, .. } | Action::Store { ord, .. } => !ord.is_atomic(),
                 _ => false,
             };
-            let l = &mut self.locs[loc.0 as usize];
-            if !plain {
-                l.modelled = true;
-            } else if self.plain_fast && !l.modelled {
+            if plain && self.plain_fast && !self.locs[loc.0 as usize].modelled {
                 let store = match action {
                     Action::Store { val, .. } => Some(val),
                     _ => None,
@@ -1305,6 +1327,7 @@ impl LiveMemory {
                     return Some(p);
                 }
             }
+            self.model_loc(loc);
         }
         self.random_flushes(choose, true);
         let race = action.loc().and_then(|loc| {
@@ -1425,6 +1448,11 @@ impl LiveMemory {
         // mo-before a store every running thread has seen (its floor).
         let mut thresholds: Vec<Vec<u64>> = Vec::with_capacity(self.locs.len());
         for l in &self.locs {
+            if !l.modelled {
+                // Plain data: nothing of it in the mo-graph.
+                thresholds.push(Vec::new());
+                continue;
+            }
             let mut threshold = vec![u64::MAX; nslots];
             for &t in &readers {
                 let clock = &self.threads[t].clock;
@@ -1514,6 +1542,9 @@ impl LiveMemory {
         }
         let mut referenced: HashSet<NodeId, SeqBuild> = HashSet::default();
         for (l, threshold) in self.locs.iter_mut().zip(&thresholds) {
+            if !l.modelled {
+                continue;
+            }
             for (slot, list) in l.per_slot.iter_mut().enumerate() {
                 let n = list.len();
                 let mut keep = vec![false; n];
@@ -1613,6 +1644,9 @@ impl LiveMemory {
             }
         }
         let l = &self.locs[loc.0 as usize];
+        if !l.modelled {
+            return l.value;
+        }
         let stores: Vec<NodeId> = l
             .per_slot
             .iter()
