@@ -1442,7 +1442,6 @@ fn new_report(
     total: u64,
     (i, s, steps): (u64, u64, u64),
 ) -> Box<Report> {
-    let names = worker.shared.borrow().location_names();
     let full = std::env::var("C11CHECK_FULL_TRACE").is_ok_and(|v| v.trim() != "0");
     let (ops_shown, header) = match (full, trace_excerpt(&ops_shown, &failure.threads)) {
         (false, Some(kept)) => {
@@ -1472,6 +1471,9 @@ fn new_report(
         .filter_map(|o| o.action.loc())
         .map(|l| l.0)
         .collect();
+    let mentioned = crate::report::mentioned_locations(&failure.message);
+    let names = (worker.shared.borrow())
+        .location_names_where(&|l| shown.contains(&l.0) || mentioned.contains(&l.0));
     let mut report = Box::new(Report {
         locations: crate::report::legend_from_names(&names, |l| shown.contains(&l)),
         failure,
@@ -1599,8 +1601,7 @@ fn run_chunk(
         };
         // Messages name locations as the report will (the same bug in two
         // iterations may bind its objects in another order).
-        failure.message =
-            crate::report::renamed(&failure.message, &shared.borrow().location_names());
+        failure.message = shared.borrow().renamed(&failure.message);
         // Each distinct bug is reported once, with how many iterations hit it.
         if let Some(f) = out
             .found
@@ -1620,10 +1621,7 @@ fn run_chunk(
             // where the earlier access was.
             if let End::Failed(f) = &full.end {
                 if f.kind == FailureKind::DataRace {
-                    let message = crate::report::renamed(
-                        &f.message,
-                        &worker.shared.borrow().location_names(),
-                    );
+                    let message = worker.shared.borrow().renamed(&f.message);
                     let first = |m: &str| m.lines().next().unwrap_or("").to_string();
                     if first(&message) == first(&failure.message) {
                         failure.message = message;
@@ -1675,8 +1673,7 @@ fn confirm_stale_reads(
         }
         let it = rerun(worker, false);
         if let End::Failed(mut f) = it.end {
-            f.message =
-                crate::report::renamed(&f.message, &worker.shared.borrow().location_names());
+            f.message = worker.shared.borrow().renamed(&f.message);
             let first = |m: &str| m.lines().next().unwrap_or("").to_string();
             if found
                 .iter()

@@ -391,6 +391,27 @@ pub(crate) fn renamed(text: &str, names: &[crate::report::LocationName]) -> Stri
     rename_locations(text, &name_map(names))
 }
 
+/// The numbers `N` of the whole words `locN` in `text`.
+pub(crate) fn mentioned_locations(text: &str) -> std::collections::HashSet<u32> {
+    let mut out = std::collections::HashSet::new();
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    for (i, _) in text.match_indices("loc") {
+        let digits = bytes[i + 3..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let end = i + 3 + digits;
+        let whole = (i == 0 || !word(bytes[i - 1])) && bytes.get(end).is_none_or(|&b| !word(b));
+        if digits > 0 && whole {
+            if let Ok(n) = text[i + 3..end].parse() {
+                out.insert(n);
+            }
+        }
+    }
+    out
+}
+
 fn name_map(names: &[crate::report::LocationName]) -> std::collections::HashMap<u32, &str> {
     names
         .iter()

@@ -50,12 +50,12 @@ pub(crate) struct Shared {
     /// free takes out a range: long executions bind 10^5 objects).
     pub objects: std::collections::BTreeSet<(usize, Loc)>,
     /// Each object of `objects`: its cell's address.
-    pub object_addr: std::collections::HashMap<Loc, usize>,
+    pub object_addr: std::collections::HashMap<Loc, usize, c11check_model::live_memory::IntBuild>,
     /// Objects whose allocation a modelled thread freed in this execution:
     /// location, freeing thread, its position then (as in `stamps`).
     pub frees: Vec<(Loc, u32, u64)>,
     /// `frees` by location (the first free of each), asked at every access.
-    pub freed_at: std::collections::HashMap<Loc, (u32, u64)>,
+    pub freed_at: std::collections::HashMap<Loc, (u32, u64), c11check_model::live_memory::IntBuild>,
     /// Locations whose initial value in this execution is indeterminate
     /// (see [`LocCell::set_indeterminate`]).
     pub indeterminate: Vec<Loc>,
@@ -187,11 +187,23 @@ impl Shared {
     pub(crate) fn is_indeterminate(&self, loc: Loc) -> bool {
         self.indeterminate.contains(&loc)
     }
+    /// `text` with the locations it mentions named as reports name them.
+    pub(crate) fn renamed(&self, text: &str) -> String {
+        let mentioned = crate::report::mentioned_locations(text);
+        let names = self.location_names_where(&|l| mentioned.contains(&l.0));
+        crate::report::renamed(text, &names)
+    }
     /// How reports call each location the program described or named: the
     /// innermost [`name_object`] range holding its cell (several locations
     /// in one named object get `name.1`, `name.2`... in address order),
     /// and what the object is and where it was made; in location order.
     pub(crate) fn location_names(&self) -> Vec<LocationName> {
+        self.location_names_where(&|_| true)
+    }
+    /// [`Self::location_names`] of the locations `wanted` accepts (their
+    /// numbers under a shared name count every location): a report names
+    /// a few of a long run's 10^5 locations.
+    pub(crate) fn location_names_where(&self, wanted: &dyn Fn(Loc) -> bool) -> Vec<LocationName> {
         // Locations in address order, swept past the labels in order of
         // their start: the labels holding an address are those started and
         // not yet ended; the innermost is the shortest (the latest made
@@ -209,6 +221,9 @@ impl Shared {
         by_start.sort_unstable_by_key(|&i| self.labels[i].0);
         let mut next_label = 0;
         let mut active = std::collections::BTreeSet::new();
+        // Per label, the locations under it so far; per location shown, its
+        // rank under its label.
+        let mut per_label: std::collections::HashMap<usize, usize> = Default::default();
         let mut out: Vec<(usize, LocationName)> = Vec::new();
         for (addr, l, made) in bound {
             while next_label < by_start.len() && self.labels[by_start[next_label]].0 <= addr {
@@ -233,8 +248,18 @@ impl Shared {
             if label.is_none() && made.is_none() {
                 continue;
             }
+            // Several locations under one label: number them in address
+            // order (the same in every execution, whatever the schedule).
+            let rank = label.map(|i| {
+                let n = per_label.entry(i).or_insert(0);
+                *n += 1;
+                *n
+            });
+            if !wanted(Loc(l as u32)) {
+                continue;
+            }
             out.push((
-                addr,
+                rank.unwrap_or(0),
                 LocationName {
                     loc: Loc(l as u32),
                     name: label.map(|i| (i, self.labels[i].2.to_string())),
@@ -242,22 +267,10 @@ impl Shared {
                 },
             ));
         }
-        // Several locations under one label: number them in address order
-        // (the same in every execution, whatever the schedule); `out` is in
-        // address order already.
-        let mut per_label: std::collections::HashMap<usize, Vec<usize>> =
-            std::collections::HashMap::new();
-        for (k, (_, n)) in out.iter().enumerate() {
-            if let Some((label, _)) = n.name {
-                per_label.entry(label).or_default().push(k);
-            }
-        }
-        for (label, members) in per_label {
-            if members.len() > 1 {
-                for (rank, k) in members.into_iter().enumerate() {
-                    if let Some((_, name)) = &mut out[k].1.name {
-                        *name = format!("{}.{}", self.labels[label].2, rank + 1);
-                    }
+        for (rank, n) in &mut out {
+            if let Some((label, name)) = &mut n.name {
+                if per_label[label] > 1 {
+                    *name = format!("{name}.{rank}");
                 }
             }
         }

@@ -52,6 +52,8 @@ struct Block {
 }
 
 thread_local! {
+    /// The arena and index of the block [`block_at`] found last.
+    static LAST_BLOCK: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((usize::MAX, 0)) };
     /// Per arena: the blocks of this execution, in address order (each
     /// thread's arena grows upwards).
     static BLOCKS: RefCell<Vec<Vec<Block>>> = const { RefCell::new(Vec::new()) };
@@ -364,7 +366,20 @@ fn block_at(addr: usize) -> Option<(usize, usize, Block)> {
     BLOCKS.with(|b| {
         let b = b.borrow();
         let blocks = b.get(t)?;
-        let i = blocks.partition_point(|x| x.start <= addr).checked_sub(1)?;
+        // Accesses come in runs over one block (a constructor filling an
+        // array): try the block found last first.
+        let holds = |i: usize| {
+            blocks.get(i).is_some_and(|x| x.start <= addr)
+                && blocks.get(i + 1).is_none_or(|x| x.start > addr)
+        };
+        let last = LAST_BLOCK.get();
+        let i = if last.0 == t && holds(last.1) {
+            last.1
+        } else {
+            let i = blocks.partition_point(|x| x.start <= addr).checked_sub(1)?;
+            LAST_BLOCK.set((t, i));
+            i
+        };
         Some((t, i, blocks[i]))
     })
 }
