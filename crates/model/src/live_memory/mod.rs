@@ -1603,8 +1603,12 @@ impl LiveMemory {
                     keep[i - 1]
                 });
                 referenced.extend(list.iter().map(|e| e.write));
-                l.stores[slot] = list.iter().filter(|e| e.store).copied().collect();
-                l.sc_stores[slot] = list.iter().filter(|e| e.store && e.sc).copied().collect();
+                // Refilled in place: their room is needed again at once.
+                let (stores, sc_stores) = (&mut l.stores[slot], &mut l.sc_stores[slot]);
+                stores.clear();
+                stores.extend(list.iter().filter(|e| e.store).copied());
+                sc_stores.clear();
+                sc_stores.extend(list.iter().filter(|e| e.store && e.sc).copied());
             }
             referenced.extend(l.last_sc_store);
         }
