@@ -43,6 +43,7 @@ const ROOMS: &[(&str, &[&str])] = &[
     (
         "runtime",
         &[
+            "addr_table",
             "console",
             "site",
             "report",

@@ -17,6 +17,7 @@
 //! Facade types (`c11check::sync::atomic`, ...) talk to the runtime through
 //! the free functions of this crate ([`access`], [`spawn`], [`join`], ...).
 
+pub mod addr_table;
 mod cell;
 mod console;
 mod operations;
@@ -66,6 +67,6 @@ pub use report::{
 pub use run::run;
 pub use shared::{
     annotate_benign_race, bound_location, current_thread, generation, in_model, name_object,
-    weak_cas_may_fail, SCOPE_PANIC,
+    set_heap_namer, weak_cas_may_fail, SCOPE_PANIC,
 };
 pub use site::{set_pc_resolver, Site};

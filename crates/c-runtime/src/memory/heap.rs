@@ -96,6 +96,7 @@ pub fn init() {
     if p != libc::MAP_FAILED {
         BASE.store(p as usize, Relaxed);
     }
+    c11check_runtime::set_heap_namer(in_arena, location_name);
     crate::image::regions::note();
 }
 

@@ -25,7 +25,6 @@ pub mod wide;
 use c11check_model::{Action, MemOrder, RmwOp, Value, Width};
 use c11check_runtime::{access, LocCell, Site};
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// What the runtime keeps per address.
 struct Entry {
@@ -52,13 +51,10 @@ impl Entry {
     }
 }
 
-/// Maps keyed by address (std's SipHash is several times slower here).
-type AddrMap<V> = HashMap<usize, V, c11check_model::live_memory::IntBuild>;
-
 thread_local! {
     /// The locations, by address. Entries are boxed: the runtime keeps
     /// pointers to cells while an operation is pending.
-    static TABLE: RefCell<AddrMap<Box<Entry>>> = RefCell::new(AddrMap::default());
+    static TABLE: RefCell<c11check_runtime::addr_table::AddrTable<Entry>> = RefCell::new(Default::default());
     /// Per running thread: its stack's range and the addresses on it bound
     /// to locations in this execution.
     static STACKS: RefCell<Vec<(usize, usize, Vec<usize>)>> = const { RefCell::new(Vec::new()) };
@@ -402,7 +398,7 @@ pub fn forget_stack(t: usize) {
         TABLE.with(|tb| {
             let tb = tb.borrow();
             for a in addrs {
-                if let Some(e) = tb.get(&a) {
+                if let Some(e) = tb.get(a) {
                     e.cell.unbind();
                 }
             }
@@ -443,17 +439,14 @@ fn entry(addr: usize, size: usize) -> *const Entry {
 fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
     let e = TABLE.with(|t| {
         let mut t = t.borrow_mut();
-        let e = t.entry(addr).or_insert_with(|| {
-            Box::new(Entry {
-                cell: LocCell::at(addr),
-                size: if size == 16 { 16 } else { size.min(8) as u8 },
-                shadow: std::cell::Cell::new((0, 0)),
-                // Leaked once per address: entries live as long as the run.
-                name: crate::image::symbols::global_name(addr)
-                    .map(|n| &*Box::leak(n.into_boxed_str())),
-            })
+        let e = t.get_or_insert_with(addr, || Entry {
+            cell: LocCell::at(addr),
+            size: if size == 16 { 16 } else { size.min(8) as u8 },
+            shadow: std::cell::Cell::new((0, 0)),
+            // Leaked once per address: entries live as long as the run.
+            name: crate::image::symbols::global_name(addr).map(|n| &*Box::leak(n.into_boxed_str())),
         });
-        &**e as *const Entry
+        e as *const Entry
     });
     // SAFETY: entries are boxed and never removed.
     let fresh = unsafe { &(*e).cell }.bound_in(generation()).is_none();
@@ -463,10 +456,10 @@ fn entry_fresh(addr: usize, size: usize) -> (*const Entry, bool) {
         // SAFETY: as above.
         unsafe { (*e).cell.set_indeterminate(false) };
         // SAFETY: as above.
+        // (A heap location is named when a report shows it, see
+        // `heap::init`.)
         if let Some(name) = unsafe { (*e).name } {
             c11check_runtime::name_object(addr, 1, std::borrow::Cow::Borrowed(name));
-        } else if let Some(name) = crate::memory::heap::location_name(addr) {
-            c11check_runtime::name_object(addr, 1, std::borrow::Cow::Owned(name));
         }
     }
     (e, fresh)
@@ -764,12 +757,12 @@ fn store_range_as(lo: usize, hi: usize, site: Site, program_call: bool) {
         let bound = |e: &Entry| e.cell.bound_in(g).is_some();
         if hi - lo <= 256 {
             (lo..hi)
-                .filter_map(|a| t.get(&a).filter(|e| bound(e)).map(|e| (a, e.size as usize)))
+                .filter_map(|a| t.get(a).filter(|e| bound(e)).map(|e| (a, e.size as usize)))
                 .collect()
         } else {
             t.iter()
-                .filter(|(a, e)| (lo..hi).contains(*a) && bound(e))
-                .map(|(a, e)| (*a, e.size as usize))
+                .filter(|(a, e)| (lo..hi).contains(a) && bound(e))
+                .map(|(a, e)| (a, e.size as usize))
                 .collect()
         }
     });
