@@ -51,7 +51,7 @@ impl<V> AddrTable<V> {
 
     /// The value at `addr`, if there is one.
     pub fn get(&self, addr: usize) -> Option<&V> {
-        if addr % 8 != 0 {
+        if !addr.is_multiple_of(8) {
             return self.odd.get(&addr).map(|b| &**b);
         }
         let (page, slot) = place(addr);
@@ -60,7 +60,7 @@ impl<V> AddrTable<V> {
 
     /// The value at `addr`, made by `make` if there is none yet.
     pub fn get_or_insert_with(&mut self, addr: usize, make: impl FnOnce() -> V) -> &V {
-        if addr % 8 != 0 {
+        if !addr.is_multiple_of(8) {
             return self.odd.entry(addr).or_insert_with(|| Box::new(make()));
         }
         let (page, slot) = place(addr);
