@@ -97,8 +97,8 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let addr = (x % 40_000) as usize * if x % 3 == 0 { 1 } else { 8 };
-            if x % 2 == 0 {
+            let addr = (x % 40_000) as usize * if x.is_multiple_of(3) { 1 } else { 8 };
+            if x.is_multiple_of(2) {
                 let v = *t.get_or_insert_with(addr, || addr * 3);
                 model.entry(addr).or_insert(addr * 3);
                 assert_eq!(v, addr * 3);
