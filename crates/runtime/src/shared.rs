@@ -50,12 +50,14 @@ pub(crate) struct Shared {
     /// free takes out a range: long executions bind 10^5 objects).
     pub objects: std::collections::BTreeSet<(usize, Loc)>,
     /// Each object of `objects`: its cell's address.
-    pub object_addr: std::collections::HashMap<Loc, usize, c11check_model::live_memory::IntBuild>,
+    /// (By location number, 0 for none: locations are numbered densely.)
+    pub object_addr: Vec<usize>,
     /// Objects whose allocation a modelled thread freed in this execution:
     /// location, freeing thread, its position then (as in `stamps`).
     pub frees: Vec<(Loc, u32, u64)>,
     /// `frees` by location (the first free of each), asked at every access.
-    pub freed_at: std::collections::HashMap<Loc, (u32, u64), c11check_model::live_memory::IntBuild>,
+    /// (By location number.)
+    pub freed_at: Vec<Option<(u32, u64)>>,
     /// Locations whose initial value in this execution is indeterminate
     /// (see [`LocCell::set_indeterminate`]).
     pub indeterminate: Vec<Loc>,
@@ -302,7 +304,12 @@ impl Shared {
     /// The object bound to `loc` has its location cell at `addr`, in a
     /// tracked allocation.
     pub(crate) fn bind_object(&mut self, loc: Loc, addr: usize) {
-        if let Some(old) = self.object_addr.insert(loc, addr) {
+        let l = loc.0 as usize;
+        if self.object_addr.len() <= l {
+            self.object_addr.resize(l + 1, 0);
+        }
+        let old = std::mem::replace(&mut self.object_addr[l], addr);
+        if old != 0 {
             self.objects.remove(&(old, loc));
         }
         self.objects.insert((addr, loc));
@@ -328,14 +335,18 @@ impl Shared {
             .collect();
         for (addr, loc) in gone {
             self.objects.remove(&(addr, loc));
-            self.object_addr.remove(&loc);
+            self.object_addr[loc.0 as usize] = 0;
             self.frees.push((loc, t, stamp));
-            self.freed_at.entry(loc).or_insert((t, stamp));
+            let l = loc.0 as usize;
+            if self.freed_at.len() <= l {
+                self.freed_at.resize(l + 1, None);
+            }
+            self.freed_at[l].get_or_insert((t, stamp));
         }
     }
     /// Where the allocation holding the object at `loc` was freed, if it was.
     pub(crate) fn freed(&self, loc: Loc) -> Option<(u32, u64)> {
-        self.freed_at.get(&loc).copied()
+        self.freed_at.get(loc.0 as usize).copied().flatten()
     }
 }
 
