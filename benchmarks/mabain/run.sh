@@ -56,7 +56,8 @@ for n in "${keys[@]}"; do
   fresh() { rm -rf "$work/db" && mkdir -p "$work/db"; }
   fresh; nat=$(measure "$work/native/examples/driver" "$work/db/" "$n")
   fresh; tsan=$(measure setarch -R "$work/tsan/examples/driver" "$work/db/" "$n")
-  fresh; chk=$(measure_c11check "$c11check" run --fresh "$work/db" --random 1 --seed 1 \
+  fresh; rm -f /dev/shm/_mabain_q*
+  chk=$(measure_c11check "$c11check" run --fresh "$work/db" --fresh '/dev/shm/_mabain_q*' --random 1 --seed 1 \
     "$work/c11check/examples/driver" "$work/db/" "$n")
   ratio=$(awk -v a="${chk%% s*}" -v b="${tsan%% s*}" 'BEGIN { if (b > 0) printf "%.0fx", a / b; else print "-" }')
   echo "| $n | $nat | $tsan | $chk | $ratio |"

@@ -172,7 +172,6 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
     c11check_runtime::set_pc_resolver(crate::image::symbols::describe);
     crate::memory::heap::init();
     crate::process::tls::init();
-    crate::library::clock::init();
     not_single_threaded();
     let snapshot = Arc::new(crate::process::snapshot::Snapshot::take());
     let cfg = config();

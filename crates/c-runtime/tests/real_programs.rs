@@ -170,6 +170,78 @@ fn fresh_directories_give_every_execution_the_same_files() {
     let _ = std::fs::remove_dir_all(&db);
 }
 
+const QUEUE_FILES: &str = r#"#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <assert.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <stdatomic.h>
+atomic_int x;
+void *w(void *a) { atomic_store(&x, 1); return 0; }
+int main() {
+  const char *log = getenv("LOG"), *q = getenv("Q");
+  char path[4096], buf[64] = {0};
+  /* The log starts as it was. */
+  FILE *f = fopen(log, "r"); assert(f && fgets(buf, sizeof buf, f)); fclose(f);
+  assert(strcmp(buf, "start") == 0);
+  f = fopen(log, "a"); fputs("+", f); fclose(f);
+  /* No queue of an earlier execution. */
+  DIR *d = opendir(q); struct dirent *e;
+  while ((e = readdir(d))) assert(strncmp(e->d_name, "queue", 5) != 0);
+  closedir(d);
+  /* A queue named by a new file's inode number, as Mabain names its own. */
+  snprintf(path, sizeof path, "%s/header", q);
+  f = fopen(path, "w"); fclose(f);
+  struct stat st; stat(path, &st); unlink(path);
+  snprintf(path, sizeof path, "%s/queue%lu", q, (unsigned long)st.st_ino);
+  f = fopen(path, "w"); fputs("x", f); fclose(f);
+  pthread_t t; pthread_create(&t, 0, w, 0); int v = atomic_load(&x); pthread_join(t, 0);
+  return v > 1;
+}
+"#;
+
+/// `--fresh` also takes a file (put back as it was) and a pattern (the
+/// paths it matches, those an execution made removed before the next): a
+/// queue file named by an inode number, as Mabain keeps in `/dev/shm`,
+/// has another name in every execution.
+#[test]
+fn fresh_files_and_patterns_give_every_execution_the_same_files() {
+    let exe = build_with("queue-files", QUEUE_FILES, Lang::C, &[]);
+    let dir = std::env::temp_dir().join(format!("c11check-queues-{}", std::process::id()));
+    let (log, q) = (dir.join("log"), dir.join("shm"));
+    let start = || {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&q).unwrap();
+        std::fs::write(&log, "start").unwrap();
+    };
+    let env = |fresh: &str| {
+        vec![
+            ("LOG", log.to_str().unwrap().to_string()),
+            ("Q", q.to_str().unwrap().to_string()),
+            ("C11CHECK_FRESH", fresh.to_string()),
+        ]
+    };
+    let run_with = |vars: Vec<(&str, String)>| {
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        run(&exe, &vars)
+    };
+    start();
+    let (code, err) = run_with(env(log.to_str().unwrap()));
+    assert_eq!(code, 1, "the queue of the first execution stays: {err}");
+    start();
+    let both = format!("{}:{}/queue*", log.display(), q.display());
+    let (code, err) = run_with(env(&both));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no bug found in 2 executions"), "{err}");
+    // Left as the last execution left them.
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "start+");
+    assert_eq!(std::fs::read_dir(&q).unwrap().count(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const POLLING: &str = r#"#include <pthread.h>
 #include <poll.h>
 #include <sys/select.h>

@@ -458,11 +458,13 @@ pub struct RunArgs {
     /// Print the verdict as one JSON object on stdout.
     #[arg(long)]
     json: bool,
-    /// Start every execution with this directory as it was before the
-    /// first (copied aside, put back before each execution; one that did
-    /// not exist is removed): for a program that keeps state in files.
+    /// Start every execution with this directory or file as it was before
+    /// the first (copied aside, put back before each execution; one that
+    /// did not exist is removed): for a program that keeps state in files.
+    /// `*` or `?` in the last component make it a pattern (quote it): the
+    /// paths it matches, those an execution makes removed before the next.
     /// May be given more than once.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "PATH")]
     fresh: Vec<PathBuf>,
     /// The program and its arguments (`--` before them is optional; the
     /// options go before the program).

@@ -88,15 +88,29 @@ fn build() -> PathBuf {
     driver
 }
 
-/// `c11check run --fresh DB --random N --seed 1 DRIVER DB/ 100` (with
-/// `env`): its exit code and standard error.
+/// The queue files Mabain keeps in `/dev/shm`, named by an inode number.
+const QUEUES: &str = "/dev/shm/_mabain_q*";
+
+/// `c11check run --fresh DB --fresh QUEUES --random N --seed 1 DRIVER DB/
+/// 100` (with `env`), from a `/dev/shm` without Mabain's queues: its exit
+/// code and standard error.
 fn check(driver: &Path, n: &str, env: &[(&str, &str)]) -> (i32, String) {
     let db = driver.with_file_name(format!("db-{n}-{}", env.len()));
     std::fs::create_dir_all(&db).unwrap();
+    for old in std::fs::read_dir("/dev/shm")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if old.file_name().to_string_lossy().starts_with("_mabain_q") {
+            let _ = std::fs::remove_file(old.path());
+        }
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_c11check"))
         .arg("run")
         .arg("--fresh")
         .arg(&db)
+        .args(["--fresh", QUEUES])
         .args(["--random", n, "--seed", "1"])
         .arg(driver)
         .arg(format!("{}/", db.display()))

@@ -4,9 +4,11 @@
 //! would make every execution a different program).
 //!
 //! The program's clock reads (`time`, `clock_gettime`, `gettimeofday`)
-//! see a clock that starts at the program's start time in every execution
-//! and advances one microsecond per read (time does not pass in the model:
-//! sleeping is yielding). `rand`/`random` start from glibc's default seed
+//! see a clock that starts at one fixed instant, [`START_SECS`], in every
+//! execution of every run, and advances one microsecond per read (time does
+//! not pass in the model: sleeping is yielding). Not the real start time: a
+//! replay is a new process, and a program whose data depends on the time
+//! (a database stamping its files) would make it another execution. `rand`/`random` start from glibc's default seed
 //! in every execution (`srand`/`srandom` reseed them). Calls from libc and
 //! the runtime get the real ones.
 
@@ -14,26 +16,13 @@ use crate::memory::{self, program_call};
 use std::ffi::{c_int, c_long, c_uint};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// The real time at the program's start, in nanoseconds.
-static START_NS: AtomicU64 = AtomicU64::new(0);
+/// Where the program's clock starts: 2026-01-01 00:00:00 UTC, in seconds
+/// since the epoch.
+pub const START_SECS: u64 = 1_767_225_600;
 /// Clock reads in this execution.
 static TICKS: AtomicU64 = AtomicU64::new(0);
 /// The state of `rand`/`random` in this execution.
 static RAND_STATE: AtomicU64 = AtomicU64::new(1);
-
-/// Notes the start time (when `main` is taken over).
-pub fn init() {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: libc's clock, into a local.
-    unsafe { real_clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    START_NS.store(
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64,
-        Relaxed,
-    );
-}
 
 /// Starts the clock and the generator afresh (a new execution).
 pub fn reset() {
@@ -43,7 +32,7 @@ pub fn reset() {
 
 /// The next reading of the execution's clock, in nanoseconds.
 fn now_ns() -> u64 {
-    START_NS.load(Relaxed) + TICKS.fetch_add(1, Relaxed) * 1_000
+    START_SECS * 1_000_000_000 + TICKS.fetch_add(1, Relaxed) * 1_000
 }
 
 unsafe fn real_clock_gettime(clock: libc::clockid_t, ts: *mut libc::timespec) -> c_int {
