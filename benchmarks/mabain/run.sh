@@ -42,11 +42,13 @@ measure() {
 
 # c11check's own time for its one execution (the run then executes it
 # again for the report, and once more to show the program's output): from
-# its summary line; the peak RSS is the whole run's.
+# the line that says when it found the bug (or its summary line without
+# one); the peak RSS is the whole run's.
 measure_c11check() {
   local whole secs
   whole=$(C11CHECK_RACES=0 measure "$@")
-  secs=$(grep -o "1 random executions in [0-9.]*s" "$work/err" | head -n 1 | grep -o "[0-9.]*s$" | tr -d s)
+  secs=$( (grep -o "found a bug, [0-9.]*s into" "$work/err" ||
+    grep -o "1 random executions in [0-9.]*s" "$work/err") | head -n 1 | grep -Eo "[0-9.]+s" | tr -d s)
   echo "${secs:-?} s, ${whole#*, }"
 }
 

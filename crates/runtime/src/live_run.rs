@@ -1253,6 +1253,8 @@ impl LiveChunk {
 /// run is longer than a second.
 struct LiveProgress {
     start: Instant,
+    /// A replay: its bug is no news.
+    replaying: bool,
     last: std::sync::Mutex<Instant>,
     iterations: std::sync::atomic::AtomicU64,
     ops: std::sync::atomic::AtomicU64,
@@ -1262,6 +1264,18 @@ struct LiveProgress {
 }
 
 impl LiveProgress {
+    /// Random iteration `i` found a new bug.
+    fn bug_found(&self, i: u64) {
+        if self.replaying {
+            return;
+        }
+        eprintln!(
+            "c11check: random execution {} found a bug, {:.2}s into the run; running it again for the report",
+            i + 1,
+            self.start.elapsed().as_secs_f64()
+        );
+    }
+
     fn iteration_done(&self, ops: u64) {
         use std::sync::atomic::Ordering::Relaxed;
         let n = self.iterations.fetch_add(1, Relaxed) + 1;
@@ -1314,6 +1328,7 @@ pub(crate) fn run_live(
     };
     let progress = LiveProgress {
         start,
+        replaying: replay.is_some(),
         last: std::sync::Mutex::new(start),
         iterations: Default::default(),
         ops: Default::default(),
@@ -1611,8 +1626,10 @@ fn run_chunk(
             f.1 += 1;
             continue;
         }
-        // A new bug: run its execution again from its seed, keeping every
+        // A new bug: say when it was found (the report's runs come on top),
+        // then run its execution again from its seed, keeping every
         // operation (up to FULL_TRACE) for the report.
+        progress.bug_found(i);
         let full = run_seed(worker, FULL_TRACE, race_loc);
         let same = matches!(&full.end, End::Failed(f) if f.kind == failure.kind)
             || !matches!(full.end, End::Failed(_)) && full.ops == it_ops;
