@@ -105,7 +105,7 @@ pub fn init() {
         out: *mut libc::c_void,
     ) -> libc::c_int {
         // SAFETY: the loader passes a valid entry; `out` is our list.
-        let (info, out) = unsafe { (&*info, &mut *(out as *mut Vec<(usize, Vec<u8>, Vec<u8>)>)) };
+        let (info, out) = unsafe { (&*info, &mut *(out as *mut Found)) };
         let name = if info.dlpi_name.is_null() {
             &[][..]
         } else {
@@ -148,7 +148,7 @@ pub fn init() {
     // SAFETY: reads the auxiliary vector.
     let hwcap2 = unsafe { libc::getauxval(libc::AT_HWCAP2) };
     FSGSBASE.store(hwcap2 & HWCAP2_FSGSBASE != 0, Relaxed);
-    let mut found: Vec<(usize, Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut found: Found = Vec::new();
     // SAFETY: the callback only reads the loader's entries.
     unsafe { libc::dl_iterate_phdr(Some(visit), &mut found as *mut _ as *mut libc::c_void) };
     if let Some(own) = crate::image::linked() {
@@ -189,10 +189,13 @@ pub fn init() {
 /// `HWCAP2_FSGSBASE` in the auxiliary vector's `AT_HWCAP2` (Linux, x86).
 const HWCAP2_FSGSBASE: u64 = 1 << 1;
 
+/// The modules' TLS blocks `init` finds: each one's address in this OS
+/// thread, its initial image, and what this thread's block holds now.
+type Found = Vec<(usize, Vec<u8>, Vec<u8>)>;
+
 /// The blocks without the runtime's own thread-locals `(start, end)`,
 /// which are in the executable's block when it is linked statically: they
 /// are the OS thread's, not a modelled thread's.
-type Found = Vec<(usize, Vec<u8>, Vec<u8>)>;
 fn without_runtime(blocks: Found, own: (usize, usize)) -> Found {
     let mut out = Vec::new();
     for (addr, image, main) in blocks {
