@@ -239,6 +239,16 @@ const PARK_STEPS: usize = 32;
 /// C11Tester schedules only at atomic and synchronisation operations too.
 const PLAIN_RUN: u32 = 64;
 
+/// What the scheduler chose (see [`Execution::choose`]).
+enum Choice {
+    /// Step this thread.
+    Run(usize),
+    /// Choose again (a parked thread was woken, or the chosen one parked).
+    Again,
+    /// No thread can go on: the execution ends so.
+    End(End),
+}
+
 /// A 64-bit mixing step (splitmix64's finaliser).
 fn mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E3779B97F4A7C15);
@@ -470,6 +480,80 @@ impl<'a> Execution<'a> {
         crate::replay::with_loc(action, loc)
     }
 
+    /// Whether thread `t` waits to make a non-SeqCst atomic store (one that
+    /// may start or continue a run of stores, see [`Self::choose`]).
+    fn pending_store_run(&self, t: usize) -> bool {
+        matches!(
+            self.threads[t].pending,
+            Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
+        )
+    }
+
+    /// The scheduler's choice of the next thread to step, among the
+    /// runnable ones (`ready`, reused), given which ones just ended a wait
+    /// turn (`spinning`) and which one is in a run of stores (`last`).
+    fn choose(
+        &mut self,
+        ready: &mut Vec<usize>,
+        spinning: &mut Vec<bool>,
+        last: &mut Option<usize>,
+    ) -> Choice {
+        ready.clear();
+        ready.extend((0..self.threads.len()).filter(|&t| self.runnable(t)));
+        if ready.is_empty() {
+            // Everyone else waits: a parked thread goes on.
+            let parked: Vec<usize> = (0..self.threads.len())
+                .filter(|&t| self.threads[t].parked.is_some())
+                .collect();
+            if parked.is_empty() {
+                return Choice::End(self.stuck());
+            }
+            let t = parked[self.rng.below(parked.len())];
+            self.threads[t].parked = None;
+            return Choice::Again;
+        }
+        // A thread that just ended a wait-loop turn goes last.
+        spinning.resize(self.threads.len(), false);
+        if ready.iter().any(|&t| !spinning[t]) {
+            ready.retain(|&t| !spinning[t]);
+        }
+        // A thread's run of consecutive non-SeqCst stores goes on without
+        // interruption (c11tester.md Fig. 4: otherwise the first stores of
+        // a run are far more likely to be read than the last ones).
+        let store_run = last.filter(|&u| ready.contains(&u) && self.pending_store_run(u));
+        // A thread creation or a reference-count increment runs at once
+        // (C11Tester's rule for creation): neither can change what any
+        // other thread observes, and otherwise the threads a loop spawns
+        // start one by one, the first ones far ahead of the last.
+        let eager = ready.iter().copied().find(|&u| {
+            self.threads[u]
+                .pending
+                .as_ref()
+                .is_some_and(Pending::runs_at_once)
+        });
+        let t = match &mut self.pct {
+            _ if eager.is_some() => eager.unwrap(),
+            None if store_run.is_some() => store_run.unwrap(),
+            None => ready[self.rng.below(ready.len())],
+            Some(p) => {
+                p.step += 1;
+                let t = p.pick(ready, &mut self.rng);
+                if let Some(i) = p.change_points.iter().position(|&c| c == p.step) {
+                    // The i-th change point: the running thread drops below
+                    // every initial priority.
+                    p.priorities[t] = i as u64 + 1;
+                }
+                t
+            }
+        };
+        spinning[t] = false;
+        if self.park_loads && eager.is_none() && self.consider_parking(t) {
+            return Choice::Again;
+        }
+        *last = self.pending_store_run(t).then_some(t);
+        Choice::Run(t)
+    }
+
     /// Runs the execution to its end.
     fn run(&mut self, main: Arc<dyn Fn() + Send + Sync>) -> End {
         let body: ThreadMain = Box::new(move || {
@@ -498,73 +582,11 @@ impl<'a> Execution<'a> {
                     last = None;
                     u
                 }
-                None => {
-                    ready.clear();
-                    ready.extend((0..self.threads.len()).filter(|&t| self.runnable(t)));
-                    if ready.is_empty() {
-                        // Everyone else waits: a parked thread goes on.
-                        let parked: Vec<usize> = (0..self.threads.len())
-                            .filter(|&t| self.threads[t].parked.is_some())
-                            .collect();
-                        if parked.is_empty() {
-                            return self.stuck();
-                        }
-                        let t = parked[self.rng.below(parked.len())];
-                        self.threads[t].parked = None;
-                        continue;
-                    }
-                    // A thread that just ended a wait-loop turn goes last.
-                    spinning.resize(self.threads.len(), false);
-                    if ready.iter().any(|&t| !spinning[t]) {
-                        ready.retain(|&t| !spinning[t]);
-                    }
-                    // A thread's run of consecutive non-SeqCst stores goes on without
-                    // interruption (c11tester.md Fig. 4: otherwise the first stores of
-                    // a run are far more likely to be read than the last ones).
-                    let store_run = last.filter(|&u| {
-                    ready.contains(&u)
-                        && matches!(
-                            self.threads[u].pending,
-                            Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
-                        )
-                });
-                    // A thread creation or a reference-count increment runs at once
-                    // (C11Tester's rule for creation): neither can change what any
-                    // other thread observes, and otherwise the threads a loop spawns
-                    // start one by one, the first ones far ahead of the last.
-                    let eager = ready.iter().copied().find(|&u| {
-                        self.threads[u]
-                            .pending
-                            .as_ref()
-                            .is_some_and(Pending::runs_at_once)
-                    });
-                    let t = match &mut self.pct {
-                        _ if eager.is_some() => eager.unwrap(),
-                        None if store_run.is_some() => store_run.unwrap(),
-                        None => ready[self.rng.below(ready.len())],
-                        Some(p) => {
-                            p.step += 1;
-                            let t = p.pick(&ready, &mut self.rng);
-                            if let Some(i) = p.change_points.iter().position(|&c| c == p.step) {
-                                // The i-th change point: the running thread drops below
-                                // every initial priority.
-                                p.priorities[t] = i as u64 + 1;
-                            }
-                            t
-                        }
-                    };
-                    spinning[t] = false;
-                    if self.park_loads && eager.is_none() && self.consider_parking(t) {
-                        continue;
-                    }
-                    // Whether this step is a store that may start or continue a run.
-                    last = matches!(
-                    self.threads[t].pending,
-                    Some(Pending::Act(Action::Store { ord, .. }, ..)) if ord.is_atomic() && !ord.is_sc()
-                )
-                .then_some(t);
-                    t
-                }
+                None => match self.choose(&mut ready, &mut spinning, &mut last) {
+                    Choice::Run(t) => t,
+                    Choice::Again => continue,
+                    Choice::End(end) => return end,
+                },
             };
             last_plain = Some(t);
             self.threads[t].steps += 1;
@@ -811,7 +833,7 @@ impl<'a> Execution<'a> {
             | Action::Store { loc, .. }
             | Action::Rmw { loc, .. }
             | Action::Cas { loc, .. } => {
-                let created = self.loc_sched(loc).created;
+                let created = self.stores.get(loc.0 as usize).and_then(|l| l.created);
                 if let Some((creator, stamp)) = created {
                     if creator != tid
                         && self.mem.hb_entry(tid, creator) <= stamp

@@ -393,23 +393,27 @@ pub(crate) fn renamed(text: &str, names: &[crate::report::LocationName]) -> Stri
 
 /// The numbers `N` of the whole words `locN` in `text`.
 pub(crate) fn mentioned_locations(text: &str) -> std::collections::HashSet<u32> {
-    let mut out = std::collections::HashSet::new();
+    loc_words(text).map(|(_, n)| n).collect()
+}
+
+/// Each whole word `locN` of `text`: its byte range and `N`.
+fn loc_words(text: &str) -> impl Iterator<Item = (std::ops::Range<usize>, u32)> + '_ {
     let bytes = text.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    for (i, _) in text.match_indices("loc") {
+    // (A byte of a non-ASCII character counts as a letter.)
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || !b.is_ascii();
+    text.match_indices("loc").filter_map(move |(i, _)| {
         let digits = bytes[i + 3..]
             .iter()
             .take_while(|b| b.is_ascii_digit())
             .count();
         let end = i + 3 + digits;
         let whole = (i == 0 || !word(bytes[i - 1])) && bytes.get(end).is_none_or(|&b| !word(b));
-        if digits > 0 && whole {
-            if let Ok(n) = text[i + 3..end].parse() {
-                out.insert(n);
-            }
-        }
-    }
-    out
+        let n = text[i + 3..end]
+            .parse()
+            .ok()
+            .filter(|_| digits > 0 && whole)?;
+        Some((i..end, n))
+    })
 }
 
 fn name_map(names: &[crate::report::LocationName]) -> std::collections::HashMap<u32, &str> {
@@ -436,35 +440,15 @@ pub(crate) fn apply_names(r: &mut Report, names: &[crate::report::LocationName])
 /// `text` with each whole word `locN` whose `N` is in `names` replaced.
 fn rename_locations(text: &str, names: &std::collections::HashMap<u32, &str>) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("loc") {
-        let (before, from) = rest.split_at(i);
-        out.push_str(before);
-        let digits = from[3..].bytes().take_while(u8::is_ascii_digit).count();
-        let word_start = !out
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_');
-        let word_end = !from[3 + digits..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_');
-        let name = (digits > 0 && word_start && word_end)
-            .then(|| from[3..3 + digits].parse::<u32>().ok())
-            .flatten()
-            .and_then(|n| names.get(&n));
-        match name {
-            Some(name) => {
-                out.push_str(name);
-                rest = &from[3 + digits..];
-            }
-            None => {
-                out.push_str("loc");
-                rest = &from[3..];
-            }
+    let mut rest = 0;
+    for (range, n) in loc_words(text) {
+        if let Some(name) = names.get(&n) {
+            out.push_str(&text[rest..range.start]);
+            out.push_str(name);
+            rest = range.end;
         }
     }
-    out.push_str(rest);
+    out.push_str(&text[rest..]);
     out
 }
 
