@@ -57,16 +57,54 @@ macro_rules! with_pc {
                 concat!("mov ", $reg, ", [rsp]"),
                 "jmp {f}",
                 state = sym crate::process::CALLER_STATE,
+                in_fiber = sym crate::process::tls::IN_FIBER,
+                runtime_tp = sym crate::process::tls::RUNTIME_TP,
+                helpers = sym crate::process::tls::HELPER_REGION,
                 f = sym $imp,
             )
         }
     };
 }
 
+/// The instructions that go on (at label `4`) only for a call from a
+/// modelled thread (the runtime runs one, and the thread pointer is the
+/// OS thread's own, `main`'s, or a helper's), else jump to label `5`
+/// (operands `in_fiber`, `runtime_tp`, `helpers`). What an entry point
+/// leaves in a static for its own code to read must not be overwritten
+/// meanwhile by a call of another OS thread (the watchdog reads the clock
+/// every 250 ms), nor be one the runtime made between two of a thread's
+/// calls (the explorer reads the clock now and then): either made a
+/// wait's turn look like progress now and then, and the exploration differ
+/// from run to run. Uses `r10`.
+macro_rules! on_model_thread_asm {
+    () => {
+        concat!(
+            "cmp byte ptr [rip + {in_fiber}], 0\n",
+            "je 5f\n",
+            "mov r10, qword ptr fs:0\n",
+            "cmp r10, qword ptr [rip + {runtime_tp}]\n",
+            "je 4f\n",
+            "sub r10, qword ptr [rip + {helpers}]\n",
+            "cmp r10, qword ptr [rip + {helpers} + 8]\n",
+            "jae 5f\n",
+            "4:\n",
+        )
+    };
+}
+
 /// The instructions that leave the caller's kept state in
 /// `process::CALLER_STATE` (operand `state`; see `with_pc!`), at an entry point's
-/// first instruction.
+/// first instruction, for a modelled thread's call only (see
+/// `on_model_thread_asm!`).
 macro_rules! caller_state_asm {
+    () => {
+        concat!(on_model_thread_asm!(), kept_state_asm!(), "5:\n")
+    };
+}
+
+/// The instructions that hash the caller's kept state (see `with_pc!`)
+/// into `process::CALLER_STATE` (operand `state`). Uses `rax`, `r10`, `r11`.
+macro_rules! kept_state_asm {
     () => {
         concat!(
             "mov rax, rbx\n",
@@ -98,7 +136,7 @@ macro_rules! caller_state_asm {
             "sub r11, 8\n",
             "jmp 2b\n",
             "3:\n",
-            "mov qword ptr [rip + {state}], rax",
+            "mov qword ptr [rip + {state}], rax\n",
         )
     };
 }
@@ -130,6 +168,9 @@ macro_rules! with_pc_on_stack {
                 caller_state_asm!(),
                 $($line),*,
                 state = sym crate::process::CALLER_STATE,
+                in_fiber = sym crate::process::tls::IN_FIBER,
+                runtime_tp = sym crate::process::tls::RUNTIME_TP,
+                helpers = sym crate::process::tls::HELPER_REGION,
                 f = sym $imp,
             )
         }

@@ -217,6 +217,72 @@ int main() {
 }
 
 #[test]
+fn an_os_thread_outside_the_model_does_not_change_which_turns_are_cut() {
+    // A wait loop whose turns look alike is cut after its second turn.
+    // Each turn, a real OS thread (started by a constructor, so not
+    // modelled) reads the clock through the entry point the program would
+    // use, with another counter in its frame each time; then the waiting
+    // thread calls `syscall` (a futex wake), the loop's head. The state a
+    // turn is judged by is what the thread's own call kept: not what the
+    // other OS thread's call left, nor the runtime's own clock reads
+    // between two of the thread's calls. (Before, `syscall` kept none and
+    // its turns were judged by whatever call came last: never cut here,
+    // or cut in one run and not in its replay, a "nondeterministic test";
+    // any call could be overtaken that way by the watchdog's clock read.)
+    let source = r#"#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+#include <time.h>
+#include <unistd.h>
+static volatile int asked, answered;
+__attribute__((noinline)) static void read_clock(long n) {
+  volatile long turn = n;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  (void)turn;
+}
+__attribute__((no_sanitize_thread)) static void *clock_reader(void *a) {
+  for (long n = 0;; n++) {
+    while (!asked) ;
+    asked = 0;
+    read_clock(n);
+    answered = 1;
+  }
+  return 0;
+}
+__attribute__((constructor)) static void start_reader(void) {
+  pthread_t t;
+  pthread_create(&t, 0, clock_reader, 0);
+}
+/* Has the other thread read the clock once (a real wait, unseen). */
+__attribute__((no_sanitize_thread)) static void ask_reader(void) {
+  asked = 1;
+  while (!answered) ;
+  answered = 0;
+}
+atomic_int flag, word;
+void *setter(void *a) { atomic_store(&flag, 1); return 0; }
+int main() {
+  pthread_t t;
+  pthread_create(&t, 0, setter, 0);
+  do {
+    ask_reader();
+    syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+  } while (!atomic_load_explicit(&flag, memory_order_relaxed));
+  pthread_join(t, 0);
+  return 0;
+}
+"#;
+    let exe = build("foreign_thread", source);
+    let (code, err) = run(&exe, &[("C11CHECK_LIVELOCKS", "0")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("it loops"), "{err}");
+    assert_eq!(executions(&err), 3, "{err}");
+    assert!(err.contains("(1 blocked)"), "{err}");
+}
+
+#[test]
 fn a_counting_loop_that_yields_runs_to_its_end_and_a_yielding_wait_is_cut() {
     // `counter` re-reads the same value each turn and yields, but counts
     // its turns: cut as a wait, its store after the loop would never run

@@ -560,11 +560,13 @@ with_pc!(clock_nanosleep(c: libc::clockid_t, f: c_int, t: *const libc::timespec,
 const FUTEX_CMD_MASK: c_int = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME);
 
 /// The caller's address of the `syscall` call being handled (all modelled
-/// threads run on one OS thread; read before anything can switch).
+/// threads run on one OS thread; read before anything can switch; another
+/// thread's call leaves it alone, see `on_model_thread_asm!`).
 static mut SYSCALL_PC: usize = 0;
 
-/// `syscall(n, ...)`: notes the caller's address and goes on to
-/// `syscall_impl` with the same arguments (the seventh on the stack).
+/// `syscall(n, ...)`: notes the caller's kept state (as `with_pc!`) and
+/// address, and goes on to `syscall_impl` with the same arguments (the
+/// seventh on the stack).
 ///
 /// # Safety
 /// Called by the program, as libc's `syscall` (a variadic function whose
@@ -581,9 +583,16 @@ pub unsafe extern "C" fn syscall(
     a6: libc::c_long,
 ) -> libc::c_long {
     core::arch::naked_asm!(
+        on_model_thread_asm!(),
+        kept_state_asm!(),
         "mov rax, [rsp]",
         "mov qword ptr [rip + {pc}], rax",
+        "5:",
         "jmp {f}",
+        in_fiber = sym crate::process::tls::IN_FIBER,
+        runtime_tp = sym crate::process::tls::RUNTIME_TP,
+        helpers = sym crate::process::tls::HELPER_REGION,
+        state = sym crate::process::CALLER_STATE,
         pc = sym SYSCALL_PC,
         f = sym syscall_impl,
     )

@@ -26,7 +26,8 @@ pub fn start_running() {
 
 /// A hash of the state the last instrumented call's caller kept across
 /// it (see `with_pc!`). All modelled threads run on one OS thread, and
-/// each reads it at the start of the call that set it.
+/// each reads it at the start of the call that set it; calls of other OS
+/// threads and of the runtime itself leave it alone.
 pub(crate) static mut CALLER_STATE: u64 = 0;
 
 /// The state left by the entry point now running (see `with_pc!`).

@@ -33,7 +33,7 @@ static RANGE: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
 /// The helpers' region (start, length): their stacks, thread control
 /// blocks and static TLS, nothing else.
-static HELPER_REGION: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+pub(crate) static HELPER_REGION: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
 /// How many helpers the region holds (modelled threads 1..=HELPERS).
 const HELPERS: usize = 1024;
@@ -42,7 +42,7 @@ const HELPERS: usize = 1024;
 static HELPER_TP: [AtomicUsize; HELPERS] = [const { AtomicUsize::new(0) }; HELPERS];
 
 /// The thread pointer of the OS thread that runs the modelled threads.
-static RUNTIME_TP: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static RUNTIME_TP: AtomicUsize = AtomicUsize::new(0);
 
 /// `errno`'s distance below the thread pointer (the same in every thread:
 /// libc's static TLS).
@@ -524,7 +524,8 @@ fn errno() -> *mut i32 {
 /// runtime's thread-local state (a call into the loader from a shared
 /// library).
 static RUNNING_THREAD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-static IN_FIBER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub(crate) static IN_FIBER: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 static MODEL_THREAD: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether a modelled thread's code is running on this OS thread now.
