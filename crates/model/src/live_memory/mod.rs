@@ -23,12 +23,14 @@
 
 mod arm_views;
 mod machine;
+mod nodes;
 mod store_buffers;
 
 use crate::models::LiveMachine;
 use crate::{Action, Loc, MemOrder, RmwOp, Value, Width};
 use arm_views::ArmViews;
 use machine::Machine;
+use nodes::NodeStore;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use store_buffers::StoreBuffers;
@@ -38,6 +40,11 @@ type NodeId = u64;
 /// A few stores (candidates, floors, prior sets: about one per thread),
 /// kept off the heap: these lists are made at every access.
 type Stores = smallvec::SmallVec<[NodeId; 8]>;
+
+/// A vector clock (one entry per thread, and the initial values' slot):
+/// inline for up to three threads, so that a store's views and mo clock
+/// cost no allocation in small programs.
+type Clock = smallvec::SmallVec<[u64; 4]>;
 
 /// A hasher for integer keys (sequence numbers, addresses): a
 /// multiplicative hash is enough, and several times faster than the
@@ -87,7 +94,7 @@ fn get(v: &[u64], i: usize) -> u64 {
     v.get(i).copied().unwrap_or(0)
 }
 
-fn join_into(dst: &mut Vec<u64>, src: &[u64]) -> bool {
+fn join_into(dst: &mut Clock, src: &[u64]) -> bool {
     if dst.len() < src.len() {
         dst.resize(src.len(), 0);
     }
@@ -112,15 +119,15 @@ struct Node {
     val: Value,
     sc: bool,
     /// What an acquire that reads this store synchronises with.
-    release_view: Option<Box<[u64]>>,
+    release_view: Option<Clock>,
     /// The same in plain happens-before (see [`ThreadState::hb`]).
-    hb_release: Option<Box<[u64]>>,
+    hb_release: Option<Clock>,
     /// The storing thread's clock (SeqCst stores only: for "X hb S").
-    hb_view: Option<Box<[u64]>>,
+    hb_view: Option<Clock>,
     /// mo-graph clock vector: `a` is mo-before-or-equal `b` iff
     /// `a.seq <= b.cv[a.slot]`.
-    cv: Vec<u64>,
-    edges: Vec<NodeId>,
+    cv: Clock,
+    edges: smallvec::SmallVec<[NodeId; 2]>,
     /// The RMW that read this store (it follows immediately in mo).
     rmw: Option<NodeId>,
 }
@@ -162,15 +169,15 @@ struct LocState {
 struct ThreadState {
     /// What the thread may not read before: happens-before, strengthened
     /// by the global SeqCst clock (see [`LiveMemory::sc_sync`]).
-    clock: Vec<u64>,
-    frel: Vec<u64>,
-    facq: Vec<u64>,
+    clock: Clock,
+    frel: Clock,
+    facq: Clock,
     /// Happens-before as C++20 defines it (no SeqCst strengthening), with
     /// its fence views: what race detection compares against, so that two
     /// accesses ordered only by SeqCst operations still race.
-    hb: Vec<u64>,
-    hb_frel: Vec<u64>,
-    hb_facq: Vec<u64>,
+    hb: Clock,
+    hb_frel: Clock,
+    hb_facq: Clock,
     /// Sequence numbers of the thread's SeqCst fences.
     sc_fences: Vec<u64>,
     running: bool,
@@ -226,10 +233,10 @@ pub struct LiveMemory {
     sc_model: bool,
     threads: Vec<ThreadState>,
     locs: Vec<LocState>,
-    nodes: HashMap<NodeId, Node, SeqBuild>,
+    nodes: NodeStore,
     stats: LiveStats,
     /// The clock SeqCst operations synchronise through (see [`Self::sc_sync`]).
-    sc_clock: Vec<u64>,
+    sc_clock: Clock,
     /// Prune when the mo-graph has this many stores (see [`Self::prune`]).
     prune_at: usize,
     /// Smallest `prune_at` (pruning at least this often keeps memory flat).
@@ -269,11 +276,11 @@ impl LiveMemory {
             sc_model,
             threads: Vec::new(),
             locs: Vec::new(),
-            nodes: HashMap::default(),
+            nodes: NodeStore::new(),
             stats: LiveStats::default(),
             prune_at: 4096,
             prune_min: 4096,
-            sc_clock: Vec::new(),
+            sc_clock: Clock::new(),
             window: None,
             last_read: None,
             read_latest: false,
@@ -454,14 +461,14 @@ impl LiveMemory {
                     continue;
                 }
                 let k = list[list.len() - window].write;
-                if !self.nodes.contains_key(&k) {
+                if !self.nodes.contains(k) {
                     continue;
                 }
-                let ks = self.nodes[&k].slot;
+                let ks = self.nodes[k].slot;
                 // The newest forced store of a slot replaces the older one
                 // (a slot's stores are mo-ordered).
                 l.forced
-                    .retain(|f| self.nodes.get(f).is_some_and(|n| n.slot != ks));
+                    .retain(|&f| self.nodes.get(f).is_some_and(|n| n.slot != ks));
                 l.forced.push(k);
             }
         }
@@ -541,8 +548,8 @@ impl LiveMemory {
                 release_view: None,
                 hb_release: None,
                 hb_view: None,
-                cv: vec![1],
-                edges: Vec::new(),
+                cv: smallvec::smallvec![1],
+                edges: Default::default(),
                 rmw: None,
             },
         );
@@ -564,15 +571,15 @@ impl LiveMemory {
                 let th = &self.threads[p as usize];
                 (th.clock.clone(), th.hb.clone())
             }
-            None => (Vec::new(), Vec::new()),
+            None => (Clock::new(), Clock::new()),
         };
         self.threads.push(ThreadState {
             clock,
-            frel: Vec::new(),
-            facq: Vec::new(),
+            frel: Clock::new(),
+            facq: Clock::new(),
             hb,
-            hb_frel: Vec::new(),
-            hb_facq: Vec::new(),
+            hb_frel: Clock::new(),
+            hb_facq: Clock::new(),
             sc_fences: Vec::new(),
             running: true,
             joining: None,
@@ -622,7 +629,7 @@ impl LiveMemory {
     }
 
     fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[&id]
+        &self.nodes[id]
     }
 
     /// Whether `a` is mo-before `b` or is `b`.
@@ -638,13 +645,17 @@ impl LiveMemory {
     }
 
     fn merge(&mut self, dst: NodeId, src: NodeId) -> bool {
-        let [Some(d), Some(s)] = self.nodes.get_disjoint_mut([&dst, &src]) else {
+        let Some(s) = self.nodes.get(src) else {
             return false;
         };
-        if leq(&s.cv, &d.cv) {
+        let cv = s.cv.clone();
+        let Some(d) = self.nodes.get_mut(dst) else {
+            return false;
+        };
+        if leq(&cv, &d.cv) {
             return false;
         }
-        join_into(&mut d.cv, &s.cv);
+        join_into(&mut d.cv, &cv);
         true
     }
 
@@ -664,12 +675,12 @@ impl LiveMemory {
                 execution_order(far),
                 execution_order(to),
             );
-            if !(lo < t && t <= hi) && self.nodes.contains_key(&far) {
+            if !(lo < t && t <= hi) && self.nodes.contains(far) {
                 a = far;
             }
         }
         while let Some(next) = self.node(a).rmw {
-            if next == to || !self.nodes.contains_key(&next) {
+            if next == to || !self.nodes.contains(next) {
                 break;
             }
             a = next;
@@ -682,7 +693,7 @@ impl LiveMemory {
 
     /// Fig. 6 ADDEDGE: `from` is mo-before `to`.
     fn add_edge(&mut self, mut from: NodeId, to: NodeId) {
-        if from == to || !self.nodes.contains_key(&from) {
+        if from == to || !self.nodes.contains(from) {
             return;
         }
         let must = self.node(from).rmw == Some(to)
@@ -691,7 +702,7 @@ impl LiveMemory {
             return;
         }
         from = self.rmw_end(from, to);
-        let f = self.nodes.get_mut(&from).unwrap();
+        let f = self.nodes.get_mut(from).unwrap();
         if !f.edges.contains(&to) {
             f.edges.push(to);
         }
@@ -702,7 +713,7 @@ impl LiveMemory {
                 // `merge` changes clocks, never edges: index, do not copy.
                 for i in 0..self.node(n).edges.len() {
                     let d = self.node(n).edges[i];
-                    if self.nodes.contains_key(&d) && self.merge(d, n) {
+                    if self.nodes.contains(d) && self.merge(d, n) {
                         queue.push(d);
                     }
                 }
@@ -714,9 +725,9 @@ impl LiveMemory {
     /// Fig. 6 ADDRMWEDGE: RMW `rmw` read `from`.
     fn add_rmw_edge(&mut self, loc: Loc, from: NodeId, rmw: NodeId) {
         let mut moved: Vec<NodeId> = {
-            let f = self.nodes.get_mut(&from).unwrap();
+            let f = self.nodes.get_mut(from).unwrap();
             f.rmw = Some(rmw);
-            std::mem::take(&mut f.edges)
+            std::mem::take(&mut f.edges).into_vec()
         };
         if self.node(from).slot == INIT_SLOT {
             // Stores after the initial value only implicitly come after the
@@ -727,10 +738,10 @@ impl LiveMemory {
                     .iter()
                     .flatten()
                     .map(|e| e.write)
-                    .filter(|&w| w != from && self.nodes.contains_key(&w)),
+                    .filter(|&w| w != from && self.nodes.contains(w)),
             );
         }
-        let r = self.nodes.get_mut(&rmw).unwrap();
+        let r = self.nodes.get_mut(rmw).unwrap();
         r.edges.extend(moved.into_iter().filter(|&d| d != rmw));
         self.add_edge(from, rmw);
     }
@@ -752,7 +763,7 @@ impl LiveMemory {
             .filter_map(|(slot, list)| Self::last_before(list, get(clock, slot), false))
             .map(|e| e.write)
             .chain(l.forced.iter().copied())
-            .filter(|w| self.nodes.contains_key(w))
+            .filter(|w| self.nodes.contains(*w))
             .collect();
         let mut out = Stores::new();
         for list in &l.stores {
@@ -851,7 +862,7 @@ impl LiveMemory {
             let bound = get(&me.clock, slot);
             consider(Self::last_before(list, bound, false));
             if let Some(e) = best {
-                if Some(e.write) != read && self.nodes.contains_key(&e.write) {
+                if Some(e.write) != read && self.nodes.contains(e.write) {
                     out.push(e.write);
                 }
             }
@@ -936,7 +947,7 @@ impl LiveMemory {
     /// Thread `t` read store `s`: an acquire synchronises with its release
     /// view now, a relaxed read keeps it for a later acquire fence.
     fn synchronise(&mut self, t: u32, s: NodeId, acquire: bool) {
-        let n = &self.nodes[&s];
+        let n = &self.nodes[s];
         let th = &mut self.threads[t as usize];
         let (clock, hb) = if acquire {
             (&mut th.clock, &mut th.hb)
@@ -986,7 +997,7 @@ impl LiveMemory {
         read: Option<NodeId>,
     ) -> NodeId {
         let th = &self.threads[t as usize];
-        let (mut view, mut hb): (Vec<u64>, Vec<u64>) = if ord.is_release() {
+        let (mut view, mut hb): (Clock, Clock) = if ord.is_release() {
             (th.clock.clone(), th.hb.clone())
         } else {
             (th.frel.clone(), th.hb_frel.clone())
@@ -1001,18 +1012,18 @@ impl LiveMemory {
             }
         }
         let slot = t as usize + 1;
-        let mut cv = vec![0; slot + 1];
+        let mut cv: Clock = smallvec::smallvec![0; slot + 1];
         cv[slot] = seq;
         let node = Node {
             slot,
             seq,
             val,
             sc: ord.is_sc(),
-            release_view: view.iter().any(|&x| x > 0).then(|| view.into_boxed_slice()),
-            hb_release: hb.iter().any(|&x| x > 0).then(|| hb.into_boxed_slice()),
-            hb_view: ord.is_sc().then(|| th.clock.clone().into_boxed_slice()),
+            release_view: view.iter().any(|&x| x > 0).then_some(view),
+            hb_release: hb.iter().any(|&x| x > 0).then_some(hb),
+            hb_view: ord.is_sc().then(|| th.clock.clone()),
             cv,
-            edges: Vec::new(),
+            edges: Default::default(),
             rmw: None,
         };
         self.nodes.insert(seq, node);
@@ -1026,7 +1037,7 @@ impl LiveMemory {
         // else an edge from the end of the RMWs that follow it.
         let init = initial_store(loc);
         if self.node(init).rmw.is_none() {
-            let n = self.nodes.get_mut(&id).unwrap();
+            let n = self.nodes.get_mut(id).unwrap();
             n.cv[INIT_SLOT] = n.cv[INIT_SLOT].max(1);
         } else {
             self.add_edge(init, id);
@@ -1465,7 +1476,7 @@ impl LiveMemory {
                     .map(|e| e.write)
                     .chain(l.forced.iter().copied());
                 for f in floors {
-                    if let Some(f) = self.nodes.get(&f) {
+                    if let Some(f) = self.nodes.get(f) {
                         for (w, x) in tt.iter_mut().enumerate() {
                             let mut c = get(&f.cv, w);
                             if f.slot == w {
@@ -1509,7 +1520,7 @@ impl LiveMemory {
                 for e in list.iter().filter(|e| readable(li, slot, e)) {
                     if let Some(v) = self
                         .nodes
-                        .get(&e.write)
+                        .get(e.write)
                         .and_then(|n| n.release_view.as_ref())
                     {
                         add_view(&mut bounds, v);
@@ -1518,7 +1529,7 @@ impl LiveMemory {
             }
             if let Some(v) = l
                 .last_sc_store
-                .and_then(|s| self.nodes.get(&s))
+                .and_then(|s| self.nodes.get(s))
                 .and_then(|n| n.hb_view.as_ref())
             {
                 add_view(&mut bounds, v);
@@ -1617,7 +1628,7 @@ impl LiveMemory {
         let mut keep_ids: Vec<NodeId> = referenced.iter().copied().collect();
         let mut i = 0;
         while i < keep_ids.len() {
-            if let Some(n) = self.nodes.get(&keep_ids[i]) {
+            if let Some(n) = self.nodes.get(keep_ids[i]) {
                 if let Some(r) = n.rmw {
                     if referenced.insert(r) {
                         keep_ids.push(r);
@@ -1627,7 +1638,7 @@ impl LiveMemory {
             i += 1;
         }
         self.nodes
-            .retain(|id, n| n.slot == INIT_SLOT || referenced.contains(id));
+            .retain(|id, n| n.slot == INIT_SLOT || referenced.contains(&id));
         if let Some(m) = &mut self.machine {
             m.forget_unless(&referenced);
         }
@@ -1643,7 +1654,7 @@ impl LiveMemory {
     pub fn final_value(&self, loc: Loc, choose: &mut dyn FnMut(usize) -> usize) -> Value {
         // Under a hardware model, the store its machine ends with.
         if let Some(m) = &self.machine {
-            if let Some(n) = self.nodes.get(&m.final_store(loc)) {
+            if let Some(n) = self.nodes.get(m.final_store(loc)) {
                 return n.val;
             }
         }
@@ -1655,7 +1666,7 @@ impl LiveMemory {
             .per_slot
             .iter()
             .flat_map(|list| list.iter().filter(|e| e.store).map(|e| e.write))
-            .filter(|id| self.nodes.contains_key(id))
+            .filter(|id| self.nodes.contains(*id))
             .collect();
         let maximal: Vec<NodeId> = stores
             .iter()
