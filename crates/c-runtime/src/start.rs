@@ -170,6 +170,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
         let _ = std::fs::write(f, "started\n");
     }
     c11check_runtime::set_pc_resolver(crate::image::symbols::describe);
+    c11check_runtime::set_pc_change_resolver(crate::image::symbols::describe_change);
     crate::memory::heap::init();
     crate::process::tls::init();
     not_single_threaded();

@@ -852,6 +852,79 @@ int main() {
 }
 
 #[test]
+fn a_fix_hint_names_the_call_of_a_wrapper_not_the_wrapper() {
+    // A library's atomic whose orders are fixed inside (as
+    // readerwriterqueue's `weak_atomic`), in a header of its own: the
+    // message passing through it races. The fix is at the two calls (or
+    // fences next to them); changing the wrapper's order would change
+    // every use of it. The trace still shows where each access is made.
+    let dir = std::env::temp_dir().join(format!("c11check-programs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("relaxed_atomic.h"),
+        r#"#include <atomic>
+template <class T> struct relaxed_atomic {
+  std::atomic<T> value{};
+  T load() const { return value.load(std::memory_order_relaxed); }
+  void store(T v) { value.store(v, std::memory_order_relaxed); }
+};
+"#,
+    )
+    .unwrap();
+    let exe = common::build_with(
+        "wrapper_hint",
+        r#"#include "relaxed_atomic.h"
+#include <thread>
+int payload;
+relaxed_atomic<int> ready;
+int main() {
+  std::thread t([] {
+    payload = 42;
+    ready.store(1);
+  });
+  while (!ready.load()) {
+  }
+  int v = payload;
+  t.join();
+  return v == 42 ? 0 : 1;
+}
+"#,
+        common::Lang::Cxx,
+        &[],
+    );
+    let (code, err) = run(&exe, &[]);
+    assert_eq!(code, 1, "{err}");
+    let hint = err
+        .lines()
+        .find(|l| l.contains("does not synchronise with it"))
+        .unwrap_or_else(|| panic!("no fix hint: {err}"));
+    // In this order (columns differ between gcc and clang).
+    let mut rest = hint;
+    for wanted in [
+        "the store ",
+        "wrapper_hint.cc:8:",
+        " (its call of relaxed_atomic<int>::store(int), ",
+        "relaxed_atomic.h:5:",
+        ") Release and the load ",
+        "wrapper_hint.cc:10:",
+        " in main() (its call of relaxed_atomic<int>::load() const, ",
+        "relaxed_atomic.h:4:",
+        ") Acquire",
+    ] {
+        let at = rest
+            .find(wanted)
+            .unwrap_or_else(|| panic!("{wanted:?} in order: {hint}"));
+        rest = &rest[at + wanted.len()..];
+    }
+    assert!(
+        err.lines().any(|l| l.contains("load(Relaxed) ready = 0")
+            && l.contains("relaxed_atomic.h:4:")
+            && l.ends_with(" in relaxed_atomic<int>::load() const")),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_thread_that_hangs_outside_the_model_is_named_by_the_watchdog() {
     // After its store, thread 1 loops where nothing is instrumented: the
     // runtime never hears from it again, and says so.

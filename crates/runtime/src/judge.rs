@@ -62,6 +62,13 @@ pub(crate) fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failur
                 .map(|s| format!(" at {s}"))
                 .unwrap_or_default()
         };
+        // Where the fix goes: a wrapper's caller (see `Site::to_change`).
+        let change = |id: EventId| {
+            state
+                .site(id)
+                .map(|s| format!(" at {}", s.to_change()))
+                .unwrap_or_default()
+        };
         let kind = |id: EventId| {
             if g.event(id).is_write() {
                 "write"
@@ -80,7 +87,7 @@ pub(crate) fn judge(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failur
                 kind(b),
                 b,
                 site(b),
-                race_fix(g, a, b, &site)
+                race_fix(g, a, b, &change)
             ),
             threads: vec![a.thread, b.thread],
             events: vec![a, b],
@@ -273,7 +280,8 @@ fn freed_access(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> {
 /// What would order racing accesses `a` and `b`, as a reviewer would say it:
 /// where one thread, after its access, stores what the other reads before
 /// its own, the orders that store and load need (release, acquire) for the
-/// read to synchronise with the store; otherwise what to add.
+/// read to synchronise with the store; otherwise what to add. `site` says
+/// where each access is to be changed.
 fn race_fix(
     g: &ExecutionGraph,
     a: EventId,

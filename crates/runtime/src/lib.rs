@@ -69,4 +69,4 @@ pub use shared::{
     annotate_benign_race, bound_location, current_thread, generation, in_model, name_object,
     set_heap_namer, weak_cas_may_fail, SCOPE_PANIC,
 };
-pub use site::{set_pc_resolver, Site};
+pub use site::{set_pc_change_resolver, set_pc_resolver, Site};

@@ -365,9 +365,14 @@ fn repair_lines(set: &[(crate::Site, crate::Strengthen)]) -> String {
     let edits: Vec<String> = set
         .iter()
         .map(|(site, how)| match how {
-            crate::Strengthen::Order(o) => format!("    make the access at {site} {o:?}"),
+            crate::Strengthen::Order(o) => {
+                format!("    make the access at {} {o:?}", site.to_change())
+            }
             crate::Strengthen::FenceBefore => {
-                format!("    put fence(SeqCst) right before the access at {site}")
+                format!(
+                    "    put fence(SeqCst) right before the access at {}",
+                    site.to_change()
+                )
             }
         })
         .collect();

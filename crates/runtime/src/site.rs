@@ -22,6 +22,19 @@ impl Site {
     pub const fn caller() -> Site {
         Site::Rust(Location::caller())
     }
+
+    /// Where a fix hint tells the user to change this operation: the site
+    /// itself, or for an operation inside a small wrapper inlined into the
+    /// code that called it (a library's `load()` that always loads
+    /// relaxed), that call, naming the wrapper (see
+    /// [`set_pc_change_resolver`]). Changing the wrapper would change
+    /// every use of it.
+    pub fn to_change(&self) -> String {
+        match (self, PC_CHANGE_RESOLVER.get()) {
+            (Site::Pc(pc), Some(resolve)) => resolve(*pc),
+            _ => self.to_string(),
+        }
+    }
 }
 
 impl From<&'static Location<'static>> for Site {
@@ -37,6 +50,14 @@ static PC_RESOLVER: std::sync::OnceLock<fn(usize) -> String> = std::sync::OnceLo
 /// Sets how instruction addresses are shown in reports (`file:line`).
 pub fn set_pc_resolver(f: fn(usize) -> String) {
     let _ = PC_RESOLVER.set(f);
+}
+
+/// How [`Site::to_change`] shows [`Site::Pc`] sites (set with the resolver).
+static PC_CHANGE_RESOLVER: std::sync::OnceLock<fn(usize) -> String> = std::sync::OnceLock::new();
+
+/// Sets how fix hints show instruction addresses (see [`Site::to_change`]).
+pub fn set_pc_change_resolver(f: fn(usize) -> String) {
+    let _ = PC_CHANGE_RESOLVER.set(f);
 }
 
 impl std::fmt::Display for Site {

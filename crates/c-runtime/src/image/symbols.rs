@@ -131,8 +131,23 @@ static LOADER: Mutex<Option<Option<addr2line::Loader>>> = Mutex::new(None);
 /// library it lies in; the library's symbol, or the bare address, when
 /// there is none.
 pub fn describe(pc: usize) -> String {
+    describe_as(pc, false)
+}
+
+/// Where a fix hint sends the user for the operation whose call returns to
+/// `pc`: as [`describe`], but for an operation in a wrapper inlined into
+/// its caller (a function named after the operation it makes, such as a
+/// library's `weak_atomic::load()` or `fence(order)`, in another file than
+/// that caller), the caller's line, naming the wrapper: changing the
+/// wrapper would change every use of it. (A wrapper that was not inlined,
+/// as at -O0, is seen only from inside.)
+pub fn describe_change(pc: usize) -> String {
+    describe_as(pc, true)
+}
+
+fn describe_as(pc: usize, for_change: bool) -> String {
     if !crate::image::regions::from_executable(pc) {
-        if let Some(line) = library_line(pc) {
+        if let Some(line) = library_line(pc, for_change) {
             return line;
         }
         if let Some(s) = library_symbol(pc) {
@@ -149,7 +164,7 @@ pub fn describe(pc: usize) -> String {
     };
     // The call instruction ends just before the return address.
     let probe = (pc - 1).wrapping_sub(BIAS.load(Relaxed)) as u64;
-    source_line(loader, probe).unwrap_or_else(|symbol| {
+    source_line(loader, probe, for_change).unwrap_or_else(|symbol| {
         format!(
             "{pc:#x}{}",
             symbol.map(|s| format!(" in {s}")).unwrap_or_default()
@@ -181,7 +196,7 @@ static LIBRARY_LOADERS: Mutex<Vec<(String, Option<addr2line::Loader>)>> = Mutex:
 
 /// `file:line in function of library.so` for `pc` in a shared library
 /// with debug information, which is not libc's or the runtime's.
-fn library_line(pc: usize) -> Option<String> {
+fn library_line(pc: usize, for_change: bool) -> Option<String> {
     let (path, base) = module_of(pc)?;
     let file = path.rsplit('/').next().unwrap_or("").to_string();
     let system = [
@@ -204,17 +219,24 @@ fn library_line(pc: usize) -> Option<String> {
     };
     let loader = loaders[i].1.as_ref()?;
     let probe = (pc - 1).wrapping_sub(base) as u64;
-    let line = source_line(loader, probe).ok()?;
+    let line = source_line(loader, probe, for_change).ok()?;
     Some(format!("{line} of {file}"))
 }
 
 /// `file:line:column in function` for `probe` (a link-time address) in
 /// `loader`'s debug information: of the frames inlined there, the
 /// innermost one in the program's own sources (not a system header such as
-/// libstdc++'s). `Err` with the symbol's name when it has no line.
-fn source_line(loader: &addr2line::Loader, probe: u64) -> Result<String, Option<String>> {
+/// libstdc++'s); `for_change`: its caller's if it is a wrapper (see
+/// [`describe_change`]). `Err` with the symbol's name when it has no line.
+fn source_line(
+    loader: &addr2line::Loader,
+    probe: u64,
+    for_change: bool,
+) -> Result<String, Option<String>> {
     let symbol = loader.find_symbol(probe).map(function_name);
-    let mut chosen: Option<FrameLine> = None;
+    // The frames from the innermost own one outwards (or the innermost
+    // one, when none is the program's own).
+    let mut chosen: Vec<FrameLine> = Vec::new();
     if let Ok(mut frames) = loader.find_frames(probe) {
         while let Ok(Some(frame)) = frames.next() {
             let Some(loc) = frame.location else { continue };
@@ -223,35 +245,80 @@ fn source_line(loader: &addr2line::Loader, probe: u64) -> Result<String, Option<
                 .function
                 .and_then(|f| f.raw_name().ok().map(|n| function_name(&n)));
             let own = !file.starts_with("/usr/");
-            if chosen.is_none() || own {
-                chosen = Some((file.to_string(), loc.line, loc.column, function));
+            let seen_own = chosen.last().is_some_and(|f| !f.0.starts_with("/usr/"));
+            if chosen.is_empty() || (own && !seen_own) {
+                chosen = vec![(file.to_string(), loc.line, loc.column, function)];
+            } else if own && seen_own {
+                chosen.push((file.to_string(), loc.line, loc.column, function));
             }
-            if own {
+            if chosen.len() == 2 {
                 break;
             }
         }
     }
-    let Some((file, line, column, function)) = chosen else {
+    let wrapper = match &chosen[..] {
+        [inner, outer, ..] if for_change && inner.0 != outer.0 => inner
+            .3
+            .as_deref()
+            .filter(|f| names_an_operation(f))
+            .map(|f| {
+                let at = (inner.0.clone(), inner.1, inner.2, None);
+                format!("{f}, {}", frame_text(&at, None))
+            }),
+        _ => None,
+    };
+    let Some(first) = chosen.first() else {
         return Err(symbol);
     };
-    let function = function
+    Ok(match wrapper {
+        Some(w) => format!("{} (its call of {w})", frame_text(&chosen[1], None)),
+        None => frame_text(first, symbol),
+    })
+}
+
+/// `file:line:column in function`, the file relative to the current
+/// directory when it lies below it; `symbol` stands in for a frame's
+/// missing function name.
+fn frame_text(frame: &FrameLine, symbol: Option<String>) -> String {
+    let (file, line, column, function) = frame;
+    let function = (function.clone())
         .or(symbol)
         .map(|f| format!(" in {f}"))
         .unwrap_or_default();
     let file = std::env::current_dir()
         .ok()
         .and_then(|d| {
-            std::path::Path::new(&file)
+            std::path::Path::new(file)
                 .strip_prefix(d)
                 .ok()
                 .map(|p| p.display().to_string())
         })
-        .unwrap_or(file);
-    Ok(match (line, column) {
-        (Some(l), Some(c)) if c > 0 => format!("{file}:{l}:{c}{function}"),
+        .unwrap_or_else(|| file.clone());
+    match (line, column) {
+        (Some(l), Some(c)) if *c > 0 => format!("{file}:{l}:{c}{function}"),
         (Some(l), _) => format!("{file}:{l}{function}"),
         _ => format!("{file}{function}"),
-    })
+    }
+}
+
+/// Whether a function (as [`function_name`] shows it) is named after an
+/// atomic operation, as a wrapper of one is: one of the words of its name
+/// is `load`, `store`, `read`, `write`, `exchange`, `xchg`, `cmpxchg`,
+/// `cas`, `fence` or `barrier` (`weak_atomic::load`, `ck_pr_load_int`,
+/// `vatomic32_read_acq`, `compiler_fence`), it starts with
+/// `compare_exchange` or `fetch_`, or it is an operator (`operator=`).
+fn names_an_operation(function: &str) -> bool {
+    // The last component of `ns::type<args>::name(params) const`.
+    let head = function.split('(').next().unwrap_or(function);
+    let name = head.rsplit("::").next().unwrap_or(head);
+    let name = name.split('<').next().unwrap_or(name).trim();
+    const WORDS: [&str; 10] = [
+        "load", "store", "read", "write", "exchange", "xchg", "cmpxchg", "cas", "fence", "barrier",
+    ];
+    name.split('_').any(|w| WORDS.contains(&w))
+        || name.starts_with("compare_exchange")
+        || name.starts_with("fetch_")
+        || name.starts_with("operator")
 }
 
 /// The executable's file, mapped read-only once for the run (its symbol
