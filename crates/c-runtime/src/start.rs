@@ -265,7 +265,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             let bound_cuts = crate::memory::BOUND_CUTS.load(Relaxed);
             let bounded = if bound_cuts > 0 {
                 format!(
-                    "; {bound_cuts} executions were cut at the loop bound (C11CHECK_LOOP_BOUND={}) and are not counted",
+                    "; the loop bound (C11CHECK_LOOP_BOUND={}) cut {bound_cuts} loops: each cut execution counts as blocked and is not checked past the cut",
                     crate::memory::LOOP_BOUND.load(Relaxed)
                 )
             } else {
@@ -285,10 +285,21 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             } else {
                 ""
             };
-            if s.executions + s.blocked == 0 && s.cut {
-                // Not a pass: nothing was checked.
+            // Not a pass: nothing was checked.
+            // (Executions cut at the loop bound count as blocked: none
+            // finished if none is counted as an execution.)
+            let unchecked =
+                (s.executions + s.blocked == 0 && s.cut) || (s.executions == 0 && bound_cuts > 0);
+            if unchecked && s.cut {
                 eprintln!(
                     "c11check: no execution of {program} was finished when the budget ended the run ({:.2}s): nothing was checked; give it more time (C11CHECK_MAX_DURATION, `c11check run --timeout`){loops}",
+                    s.elapsed.as_secs_f64()
+                );
+            } else if unchecked {
+                eprintln!(
+                    "c11check: no execution of {program} got past the loop bound (C11CHECK_LOOP_BOUND={}; {} executions cut, in {:.2}s): nothing was checked; raise the bound, or set it to 0 for none",
+                    crate::memory::LOOP_BOUND.load(Relaxed),
+                    s.blocked,
                     s.elapsed.as_secs_f64()
                 );
             } else {
@@ -302,11 +313,7 @@ extern "C" fn checked_main(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut 
             if json {
                 println!(
                     "{{\"verdict\":\"{}\",\"executions\":{},\"blocked\":{},\"seconds\":{:.3},\"cut\":{},\"over_preemption_bound\":{}}}",
-                    if s.executions + s.blocked == 0 && s.cut {
-                        "unchecked"
-                    } else {
-                        "pass"
-                    },
+                    if unchecked { "unchecked" } else { "pass" },
                     s.executions,
                     s.blocked,
                     s.elapsed.as_secs_f64(),

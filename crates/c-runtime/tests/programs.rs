@@ -150,6 +150,51 @@ int main() {{
 }
 
 #[test]
+fn a_location_first_written_plainly_starts_with_what_memory_held_before() {
+    // `slot` is zeroed by memset (clang turns a zeroing loop into one),
+    // which makes no event: the location's first event is the writer's
+    // plain store, and its initial value is the 0 memory held before that
+    // store, not the 42 it wrote. main reads it racily (races off) after a
+    // relaxed flag, so it may read either. (Taking the written value made
+    // the 0 unreachable whenever the write came first in real time, and
+    // made GenMC's buf_ring, built with clang -O1, a "nondeterministic
+    // test": which thread touched the ring first differs between runs of
+    // one execution.)
+    let exe = build(
+        "first_plain_write",
+        r#"#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+long *slot;
+atomic_int flag;
+void *writer(void *a) {
+  *slot = 42;
+  atomic_store_explicit(&flag, 1, memory_order_relaxed);
+  return 0;
+}
+int main() {
+  slot = malloc(sizeof *slot);
+  memset(slot, 0, sizeof *slot);
+  pthread_t t;
+  pthread_create(&t, 0, writer, 0);
+  while (!atomic_load_explicit(&flag, memory_order_relaxed))
+    ;
+  long v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+  pthread_join(t, 0);
+  assert(v == 42);
+  free(slot);
+  return 0;
+}
+"#,
+    );
+    let (code, err) = run(&exe, &[("C11CHECK_RACES", "0")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("assertion `v == 42` failed"), "{err}");
+}
+
+#[test]
 fn globals_and_heap_start_afresh_in_every_execution() {
     // Each execution increments a global and a heap counter once: if
     // anything survived from the execution before, the assertions fail.
@@ -720,6 +765,35 @@ int main() { pthread_t t; pthread_create(&t, 0, w, 0); w(0); pthread_join(t, 0);
     let json = String::from_utf8_lossy(&out.stdout);
     assert!(
         err.contains("was finished when the budget ended the run"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was checked"), "{err}");
+    assert!(!err.contains("no bug found"), "{err}");
+    assert!(json.contains("\"verdict\":\"unchecked\""), "{json}");
+}
+
+#[test]
+fn a_run_whose_every_execution_was_cut_at_the_loop_bound_checked_nothing() {
+    // Every execution goes past the loop bound: none is checked, so the
+    // run is no pass (it was `{"verdict":"pass","executions":0}`).
+    let exe = build(
+        "all_cut",
+        r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int n;
+void *w(void *a) { for (int i = 0; i < 20; i++) atomic_fetch_add_explicit(&n, 1, memory_order_relaxed); return 0; }
+int main() { pthread_t t; pthread_create(&t, 0, w, 0); w(0); pthread_join(t, 0); return 0; }
+"#,
+    );
+    let out = Command::new(&exe)
+        .env("C11CHECK_LOOP_BOUND", "5")
+        .env("C11CHECK_JSON", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        err.contains("got past the loop bound (C11CHECK_LOOP_BOUND=5;"),
         "{err}"
     );
     assert!(err.contains("nothing was checked"), "{err}");

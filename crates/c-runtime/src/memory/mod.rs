@@ -103,10 +103,24 @@ pub fn note_thread_op() {
 
 const LOOP_WINDOW: usize = 32;
 
+/// A plain write the program announced and made (it becomes an event at
+/// the thread's next operation, when memory holds its value).
+#[derive(Clone, Copy)]
+struct PendingWrite {
+    addr: usize,
+    size: usize,
+    site: Site,
+    /// What memory held before, if the location had no access yet in this
+    /// execution: its initial value. (Not the value written: which thread
+    /// touches a location first in real time, and so whether memory held
+    /// the write already, differs between runs of one execution.)
+    before: Option<Value>,
+}
+
 /// What the runtime keeps per modelled thread between its operations.
 struct ThreadState {
-    /// A plain write announced but not yet an event (address, size, site).
-    pending: Option<(usize, usize, Site)>,
+    /// A plain write announced but not yet an event.
+    pending: Option<PendingWrite>,
     /// The thread's loops.
     loops: LoopTracker,
     /// Set while the runtime performs the several operations one library
@@ -341,8 +355,8 @@ pub fn begin(site: Site) {
         None => Ok(turn_of(s)),
     }) {
         Ok(turn) => turn,
-        Err((addr, size, at)) => {
-            store_pending(addr, size, at);
+        Err(p) => {
+            store_pending(p);
             with_thread(t, turn_of)
         }
     };
@@ -613,21 +627,22 @@ pub fn flush_pending() {
     let t = crate::process::tls::current_thread() as usize;
     let pending = with_thread(t, |s| s.pending.take());
     // The store is shown where the program wrote it.
-    if let Some((addr, size, at)) = pending {
-        store_pending(addr, size, at);
+    if let Some(p) = pending {
+        store_pending(p);
     }
 }
 
-/// The plain write of `size` bytes at `addr` announced at `at`, now in
-/// memory, becomes an event.
-fn store_pending(addr: usize, size: usize, at: Site) {
+/// An announced plain write, now in memory, becomes an event.
+fn store_pending(p: PendingWrite) {
     // SAFETY: the program wrote `size` bytes at `addr` just now.
-    let val = unsafe { read_mem(addr, size) };
-    plain_store(addr, size, val, at);
+    let val = unsafe { read_mem(p.addr, p.size) };
+    plain_store(p.addr, p.size, val, p.before, p.site);
 }
 
-/// A plain store of `val` (already in memory) to the location at `addr`.
-fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
+/// A plain store of `val` (already in memory) to the location at `addr`,
+/// which held `before` if the store is its first access in the execution
+/// (else memory held what the model knows).
+fn plain_store(addr: usize, size: usize, val: Value, before: Option<Value>, site: Site) {
     let e = entry(addr, size);
     // SAFETY: entries are never removed.
     let e = unsafe { &*e };
@@ -636,7 +651,7 @@ fn plain_store(addr: usize, size: usize, val: Value, site: Site) {
     e.set_shadow(val);
     access(
         &e.cell,
-        val,
+        before.unwrap_or(val),
         |loc| Action::Store {
             loc,
             ord: MemOrder::NonAtomic,
@@ -670,7 +685,20 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
     begin(site);
     crate::memory::heap::check_access(addr, size, "writes", site);
     let t = crate::process::tls::current_thread() as usize;
-    with_thread(t, |s| s.pending = Some((addr, size, site)));
+    // SAFETY: entries are never removed.
+    let first = unsafe { &(*entry(addr, size)).cell }
+        .bound_in(generation())
+        .is_none();
+    // SAFETY: the program is about to write there.
+    let before = first.then(|| unsafe { read_program(addr, size, site) });
+    with_thread(t, |s| {
+        s.pending = Some(PendingWrite {
+            addr,
+            size,
+            site,
+            before,
+        })
+    });
 }
 
 /// The program is about to read `size` bytes at `addr` without atomics.
@@ -704,7 +732,7 @@ fn plain_read_as(addr: usize, size: usize, uninit: bool, site: Site) {
     if unseen && !trust_memory {
         // Written behind the instrumentation's back: a plain store of this
         // thread (the likeliest writer: gcc's expansion of its memset).
-        plain_store(addr, size, now, site);
+        plain_store(addr, size, now, None, site);
     }
     let o = access(
         &e.cell,
@@ -775,7 +803,7 @@ fn store_range_as(lo: usize, hi: usize, site: Site, program_call: bool) {
     for (addr, size) in hit {
         // SAFETY: inside the range the program just wrote.
         let val = unsafe { read_mem(addr, size.min(hi - addr)) };
-        plain_store(addr, size, val, site);
+        plain_store(addr, size, val, None, site);
     }
 }
 
