@@ -80,12 +80,35 @@ pub fn static_runtime_command(output: Option<PathBuf>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The compiler to run for `c11check cc` (`c++`: `cxx`): `$C11CHECK_CC`
-/// (`$C11CHECK_CXX`), else the first of `cc`, `gcc`, `clang` (`c++`, `g++`,
-/// `clang++`) on the PATH.
-fn compiler(cxx: bool) -> Result<OsString, String> {
-    let var = if cxx { "C11CHECK_CXX" } else { "C11CHECK_CC" };
-    if let Some(c) = std::env::var_os(var) {
+/// The compiler to run for `c11check cc` (`c++`: `cxx`), with its own
+/// leading arguments: `$C11CHECK_CC` (`$C11CHECK_CXX`), else `$CC`
+/// (`$CXX`) unless it is c11check itself (`export CC="c11check cc"` before
+/// a configure script), else the first of `cc`, `gcc`, `clang` (`c++`,
+/// `g++`, `clang++`) on the PATH. A variable may hold a command with
+/// arguments (`ccache clang`).
+fn compiler(cxx: bool) -> Result<Vec<OsString>, String> {
+    let (own, usual) = if cxx {
+        ("C11CHECK_CXX", "CXX")
+    } else {
+        ("C11CHECK_CC", "CC")
+    };
+    let words = |v: OsString| -> Vec<OsString> {
+        v.to_string_lossy()
+            .split_whitespace()
+            .map(OsString::from)
+            .collect()
+    };
+    let is_c11check = |w: &OsString| {
+        Path::new(w)
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("c11check"))
+    };
+    if let Some(c) = std::env::var_os(own).map(words).filter(|w| !w.is_empty()) {
+        return Ok(c);
+    }
+    if let Some(c) =
+        (std::env::var_os(usual).map(words)).filter(|w| !w.is_empty() && !w.iter().any(is_c11check))
+    {
         return Ok(c);
     }
     let names: &[&str] = if cxx {
@@ -96,14 +119,21 @@ fn compiler(cxx: bool) -> Result<OsString, String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     for n in names {
         if std::env::split_paths(&path).any(|d| d.join(n).is_file()) {
-            return Ok(n.into());
+            return Ok(vec![n.into()]);
         }
     }
     Err(format!(
-        "no C{} compiler found (tried {}; set {var})",
+        "no C{} compiler found (tried {}; set {own} or {usual})",
         if cxx { "++" } else { "" },
         names.join(", ")
     ))
+}
+
+/// A command running `cc` (a compiler and its leading arguments).
+fn command(cc: &[OsString]) -> Command {
+    let mut c = Command::new(&cc[0]);
+    c.args(&cc[1..]);
+    c
 }
 
 fn is_source(a: &str) -> bool {
@@ -243,7 +273,7 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
         .iter()
         .any(|a| a == "-c" || a == "-S" || a == "-E" || a == "-M" || a == "-MM");
     if compile_only {
-        return match run(Command::new(&cc)
+        return match run(command(&cc)
             .args(&instrument)
             .args(&args)
             .args(idirafter.drain(..)))
@@ -304,7 +334,7 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
             if is_source(a) {
                 k += 1;
                 let obj = scratch.join(format!("{k}.o"));
-                run(Command::new(&cc)
+                run(command(&cc)
                     .args(&instrument)
                     .args(&compile_flags)
                     .args(&idirafter)
@@ -334,7 +364,7 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
                 eprintln!("c11check: {e}");
                 ExitCode::from(2)
             })?;
-            return run(Command::new(&cc)
+            return run(command(&cc)
                 .args(&link_args)
                 .arg(archive)
                 .args(c11check_c_link::STATIC_LIBS));
@@ -343,7 +373,7 @@ pub fn cc(mut args: Vec<String>, cxx: bool) -> ExitCode {
         dir_arg.push(&dir);
         let mut l_arg = OsString::from("-L");
         l_arg.push(&dir);
-        run(Command::new(&cc)
+        run(command(&cc)
             .args(&link_args)
             .arg(l_arg)
             .arg("-Wl,--no-as-needed")
@@ -370,7 +400,8 @@ fn cc_help(cxx: bool) -> String {
 
 Usage: c11check {me} [--cdschecker] [--shared-runtime | --static-runtime] COMPILER-ARGS...
 
-It runs the compiler (${{C11CHECK_{var}}}, else {default}) with -fsanitize=thread -g and
+It runs the compiler (${{C11CHECK_{var}}}, else ${var} unless that is c11check, else
+{default}) with -fsanitize=thread -g and
 c11check's headers (<c11check.h>, <genmc.h>) added, and links c11check's runtime
 in place of ThreadSanitizer's. Every other argument goes to the compiler.
 

@@ -400,6 +400,48 @@ fn cc_help_is_c11checks() {
     }
 }
 
+/// `c11check cc` runs `$C11CHECK_CC`, else `$CC` (a command with
+/// arguments), unless `$CC` is c11check itself (as after `export
+/// CC="c11check cc"`), else `cc`.
+#[test]
+fn cc_runs_the_compiler_cc_names_unless_it_is_c11check() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("c11check-cli-cc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A compiler that says which it is and with what it was called.
+    let fake = |name: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\necho \"{name} $*\"\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    };
+    let (cc, other) = (fake("fake-cc"), fake("other-cc"));
+    let compile = |env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_c11check"))
+            .args(["cc", "-c", "x.c"])
+            .env_remove("C11CHECK_CC")
+            .env_remove("CC")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = compile(&[("CC", &format!("{cc} --first"))]);
+    assert!(out.starts_with("fake-cc --first "), "{out}");
+    assert!(
+        out.contains("-fsanitize=thread") && out.contains("x.c"),
+        "{out}"
+    );
+    let out = compile(&[("CC", &cc), ("C11CHECK_CC", &other)]);
+    assert!(out.starts_with("other-cc "), "{out}");
+    // c11check itself in $CC: the usual compiler (`cc` on the PATH), not
+    // a loop.
+    fake("cc");
+    let me = env!("CARGO_BIN_EXE_c11check");
+    let out = compile(&[("CC", &format!("{me} cc")), ("PATH", dir.to_str().unwrap())]);
+    assert!(out.starts_with("cc "), "{out}");
+}
+
 /// A program not built with `c11check cc` is refused before it runs (it
 /// would run once, unchecked): this one would leave a file behind.
 #[test]
