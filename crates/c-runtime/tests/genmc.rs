@@ -53,6 +53,8 @@ fn genmc_correct_tests_pass_with_genmc_execution_counts() {
             }
             // Too large for the execution budget: listed, not failed.
             Outcome::Budget { .. } => unfinished.push(r.case.name.clone()),
+            // Both tools bound the loops (GenMC's `-unroll`), differently.
+            Outcome::AllCut if r.case.loops => {}
             other => bad.push(format!("{}: {other:?}", r.case.name)),
         }
     }

@@ -351,6 +351,11 @@ pub enum Outcome {
         message: String,
     },
     CompileError(String),
+    /// Every execution was cut at the loop bound (`C11CHECK_LOOP_BOUND`,
+    /// set from GenMC's `-unroll`): no execution finished, so nothing was
+    /// checked (GenMC's count may still be above 0: its bound counts
+    /// iterations, c11check's the turns of a loop it recognised).
+    AllCut,
     /// No bug within the execution budget (`C11CHECK_GENMC_BUDGET`), which
     /// stopped the run: too large to finish here, listed, not failed.
     Budget {
@@ -481,6 +486,13 @@ pub fn run_program(exe: &Path, env: &[(&str, &str)], timeout: Duration) -> Outco
             };
         }
     }
+    if status.code() == Some(0)
+        && err.lines().any(|l| {
+            l.starts_with("c11check: no execution of ") && l.contains("got past the loop bound")
+        })
+    {
+        return Outcome::AllCut;
+    }
     let mut lines = err
         .lines()
         .skip_while(|l| !l.starts_with("c11check found a "));
@@ -587,6 +599,13 @@ pub fn run_suite(_root: &Path, cases: Vec<Case>) -> Vec<Run> {
             ),
             Outcome::Bug { title, message } => ("-".into(), format!("{title} {message}")),
             Outcome::CompileError(e) => ("-".into(), format!("compile error: {e}")),
+            Outcome::AllCut => (
+                "0".into(),
+                format!(
+                    "every execution cut at the loop bound (GenMC: {})",
+                    r.case.genmc_flags
+                ),
+            ),
             Outcome::Budget { executions } => {
                 (executions.to_string(), "over the execution budget".into())
             }
