@@ -746,7 +746,10 @@ int main() {{
 }
 
 #[test]
-fn a_budget_that_ends_the_run_before_any_execution_says_nothing_was_checked() {
+fn a_run_that_finished_no_execution_says_nothing_was_checked() {
+    // A budget that ends the run inside its first execution, and a loop
+    // bound that cuts every execution: neither run is a pass (the second
+    // was `{"verdict":"pass","executions":0}`).
     let exe = build(
         "long_first",
         r#"#include <pthread.h>
@@ -756,49 +759,28 @@ void *w(void *a) { for (int i = 0; i < 300000; i++) atomic_fetch_add_explicit(&n
 int main() { pthread_t t; pthread_create(&t, 0, w, 0); w(0); pthread_join(t, 0); return 0; }
 "#,
     );
-    let out = Command::new(&exe)
-        .env("C11CHECK_MAX_DURATION", "0.05")
-        .env("C11CHECK_JSON", "1")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let json = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        err.contains("was finished when the budget ended the run"),
-        "{err}"
-    );
-    assert!(err.contains("nothing was checked"), "{err}");
-    assert!(!err.contains("no bug found"), "{err}");
-    assert!(json.contains("\"verdict\":\"unchecked\""), "{json}");
-}
-
-#[test]
-fn a_run_whose_every_execution_was_cut_at_the_loop_bound_checked_nothing() {
-    // Every execution goes past the loop bound: none is checked, so the
-    // run is no pass (it was `{"verdict":"pass","executions":0}`).
-    let exe = build(
-        "all_cut",
-        r#"#include <pthread.h>
-#include <stdatomic.h>
-atomic_int n;
-void *w(void *a) { for (int i = 0; i < 20; i++) atomic_fetch_add_explicit(&n, 1, memory_order_relaxed); return 0; }
-int main() { pthread_t t; pthread_create(&t, 0, w, 0); w(0); pthread_join(t, 0); return 0; }
-"#,
-    );
-    let out = Command::new(&exe)
-        .env("C11CHECK_LOOP_BOUND", "5")
-        .env("C11CHECK_JSON", "1")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let json = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        err.contains("got past the loop bound (C11CHECK_LOOP_BOUND=5;"),
-        "{err}"
-    );
-    assert!(err.contains("nothing was checked"), "{err}");
-    assert!(!err.contains("no bug found"), "{err}");
-    assert!(json.contains("\"verdict\":\"unchecked\""), "{json}");
+    for (setting, said) in [
+        (
+            ("C11CHECK_MAX_DURATION", "0.05"),
+            "was finished when the budget ended the run",
+        ),
+        (
+            ("C11CHECK_LOOP_BOUND", "5"),
+            "got past the loop bound (C11CHECK_LOOP_BOUND=5;",
+        ),
+    ] {
+        let out = Command::new(&exe)
+            .env(setting.0, setting.1)
+            .env("C11CHECK_JSON", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let json = String::from_utf8_lossy(&out.stdout);
+        assert!(err.contains(said), "{err}");
+        assert!(err.contains("nothing was checked"), "{err}");
+        assert!(!err.contains("no bug found"), "{err}");
+        assert!(json.contains("\"verdict\":\"unchecked\""), "{json}");
+    }
 }
 
 #[test]
