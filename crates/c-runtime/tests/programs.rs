@@ -262,6 +262,54 @@ int main() {
 }
 
 #[test]
+fn a_wait_no_write_can_end_is_a_livelock_at_every_optimization_level() {
+    // The only writer of `x` writes only if it saw `go`: in the execution
+    // where it did not, main's wait can never end. At -O0 each turn
+    // writes the loaded value to a temporary and reads it back: the older
+    // turns' reads of it read older stores, which is no way out (they
+    // made the wait look endable, "3 executions (2 blocked)", no bug).
+    let source = r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int x, go;
+void *writer(void *a) {
+  if (atomic_load_explicit(&go, memory_order_relaxed))
+    atomic_store_explicit(&x, 1, memory_order_relaxed);
+  return 0;
+}
+void *setter(void *a) { atomic_store_explicit(&go, 1, memory_order_relaxed); return 0; }
+int main() {
+  pthread_t a, b;
+  pthread_create(&a, 0, writer, 0);
+  pthread_create(&b, 0, setter, 0);
+  while (!atomic_load_explicit(&x, memory_order_relaxed))
+    ;
+  pthread_join(a, 0);
+  pthread_join(b, 0);
+  return 0;
+}
+"#;
+    for opt in ["-O0", "-O1"] {
+        let exe = common::build_with(
+            &format!("endless_wait{opt}"),
+            source,
+            common::Lang::C,
+            &[opt],
+        );
+        let (code, err) = run(&exe, &[]);
+        assert_eq!(code, 1, "{opt}: {err}");
+        assert!(
+            err.contains("thread 0 spins forever: every other thread is finished or blocked"),
+            "{opt}: {err}"
+        );
+        assert!(err.contains("(thread 0 last read at "), "{opt}: {err}");
+        assert!(
+            err.contains(&format!("endless_wait{opt}.c:14:")),
+            "{opt}: {err}"
+        );
+    }
+}
+
+#[test]
 fn an_os_thread_outside_the_model_does_not_change_which_turns_are_cut() {
     // A wait loop whose turns look alike is cut after its second turn.
     // Each turn, a real OS thread (started by a constructor, so not

@@ -335,6 +335,8 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
     };
     let mut lock_waits = Vec::new();
     let mut spins = Vec::new();
+    // Where each busy-waiting thread last read (its loop).
+    let mut spin_reads: Vec<(u32, EventId)> = Vec::new();
     // The writes the spinning threads keep reading: all of them must be
     // able to end modification order together (two threads that each
     // keep reading their own store to one location cannot both go on
@@ -388,11 +390,22 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
             // A failed assumption is not a bug: the execution is cut.
             BlockReason::Assume | BlockReason::Exit => {}
             BlockReason::Wait => {
-                // The loads of the spin loop's last turn.
+                // The loads of the spin loop's last turn: for each location
+                // the newest read (an older turn's read of it read an older
+                // store, which need not stay last: a -O0 loop's temporary,
+                // written and read again each turn).
+                let mut seen: SmallVec<[c11check_model::Loc; 8]> = SmallVec::new();
                 let mut i = len;
                 while i > 0 {
                     i -= 1;
                     let e = g.event(EventId::new(t, i));
+                    if e.is_read() && e.loc().is_some_and(|l| seen.contains(&l)) {
+                        continue;
+                    }
+                    if e.is_read() && seen.is_empty() {
+                        spin_reads.push((t, EventId::new(t, i)));
+                    }
+                    seen.extend(e.loc().filter(|_| e.is_read()));
                     // As in the turn comparison (`spin_is_idle`): fences
                     // and plain stores of the same values add nothing.
                     if matches!(
@@ -457,15 +470,33 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
         return None;
     }
     if lock_waits.is_empty() && waits.is_empty() {
+        let at: Vec<EventId> = (spin_reads.iter())
+            .filter(|(t, _)| spins.contains(t))
+            .map(|&(_, id)| id)
+            .collect();
+        let loops: Vec<String> = (at.iter())
+            .filter_map(|&id| {
+                Some(format!(
+                    "thread {} last read at {}",
+                    id.thread,
+                    state.site(id)?
+                ))
+            })
+            .collect();
+        let loops = if loops.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", loops.join("; "))
+        };
         return Some(Failure {
             kind: FailureKind::Livelock,
             message: format!(
-                "{} spin{} forever: every other thread is finished or blocked and nothing it waits for can still be written",
+                "{} spin{} forever: every other thread is finished or blocked and nothing it waits for can still be written{loops}",
                 crate::report::thread_list(&spins),
                 if spins.len() == 1 { "s" } else { "" }
             ),
             threads: spins,
-            events: vec![],
+            events: at,
         });
     }
     let mut parts: Vec<String> = lock_waits
