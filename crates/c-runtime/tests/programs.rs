@@ -262,6 +262,46 @@ int main() {
 }
 
 #[test]
+fn a_wait_that_refreshes_a_plain_cache_is_cut() {
+    // As SPSCQueue's `front()`: each turn reads a plain cache of the
+    // producer's index (the turn before's store), and refreshes it with
+    // what it loads, the same value. It was never cut: the first
+    // execution ran on without end.
+    let source = r#"#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+struct queue { atomic_int write; int write_cache; int slot; } q;
+void *producer(void *a) {
+  q.slot = 7;
+  atomic_store_explicit(&q.write, 1, memory_order_release);
+  return 0;
+}
+static int front(void) {
+  if (q.write_cache == 0) {
+    q.write_cache = atomic_load_explicit(&q.write, memory_order_acquire);
+    if (q.write_cache == 0)
+      return 0;
+  }
+  return 1;
+}
+int main() {
+  pthread_t t;
+  pthread_create(&t, 0, producer, 0);
+  while (!front())
+    ;
+  assert(q.slot == 7);
+  pthread_join(t, 0);
+  return 0;
+}
+"#;
+    for opt in ["-O0", "-O1"] {
+        let exe = common::build_with(&format!("cache_wait{opt}"), source, common::Lang::C, &[opt]);
+        let err = assert_passes(&exe, &[("C11CHECK_MAX_EXECUTIONS", "1000")], 3);
+        assert!(err.contains("(1 blocked)"), "{opt}: {err}");
+    }
+}
+
+#[test]
 fn a_wait_no_write_can_end_is_a_livelock_at_every_optimization_level() {
     // The only writer of `x` writes only if it saw `go`: in the execution
     // where it did not, main's wait can never end. At -O0 each turn

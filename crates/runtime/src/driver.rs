@@ -428,11 +428,15 @@ impl FiberDriver {
                     }
                 );
             // A read of a store the same turn made (a C temporary at -O0)
-            // matches the same read of the turn before.
+            // matches the same read of the turn before; so does a read of
+            // the store the turn before made at the same place, of the same
+            // value (a plain cache the wait refreshes with what it loaded,
+            // read at the next turn's start: SPSCQueue's `front()`).
             let same_rf = e1.rf == e2.rf
                 || matches!((e1.rf, e2.rf), (Some(r1), Some(r2))
                     if r1.thread == t && r2.thread == t
-                        && (a..b).contains(&r1.index)
+                        && ((a..b).contains(&r1.index)
+                            || (r1.index + (b - a) >= a && e1.read_val == e2.read_val))
                         && r2.index == r1.index + (b - a))
                 || (unchanged_rmw
                     && e2.rf == Some(EventId::new(t, a + i))
