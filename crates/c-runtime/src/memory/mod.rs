@@ -72,16 +72,30 @@ struct LoopTracker {
     recent: [usize; LOOP_WINDOW],
     /// Operations done in this execution.
     count: u64,
-    /// The loop head and when it was last reached.
-    head: Option<(usize, u64)>,
+    /// The loops the thread is in, outermost first: a wait inside a loop
+    /// has a head of its own (with one head per thread, a wait whose
+    /// outer loop was found first went uncut for `4 * LOOP_WINDOW` turns).
+    heads: Vec<LoopHead>,
     /// Whether the current turn started or joined a thread (a loop that
     /// makes threads is not a retry loop).
     turn_made_threads: bool,
-    /// The caller's kept state (registers, top of its frame) when the
-    /// head was last reached: a turn that changed it (a counter went up)
-    /// is not a wait, whatever it read.
-    head_state: u64,
-    /// Turns taken at the head so far.
+}
+
+/// How many nested loops a thread's tracker follows.
+const MAX_LOOP_DEPTH: usize = 4;
+
+/// A loop's head: the first operation found again in the thread's recent
+/// ones (and, for an inner loop, found again within one turn of the
+/// loop around it).
+struct LoopHead {
+    pc: usize,
+    /// When it was last reached.
+    seen: u64,
+    /// The caller's kept state (registers, top of its frame) when it was
+    /// last reached: a turn that changed it (a counter went up) is not a
+    /// wait, whatever it read.
+    state: u64,
+    /// Turns taken at it so far.
     turns: u64,
 }
 
@@ -144,10 +158,8 @@ impl ThreadState {
             loops: LoopTracker {
                 recent: [0; LOOP_WINDOW],
                 count: 0,
-                head: None,
+                heads: Vec::new(),
                 turn_made_threads: false,
-                head_state: 0,
-                turns: 0,
             },
             internal: false,
             just_spun: false,
@@ -209,42 +221,40 @@ fn with_thread<R>(t: usize, f: impl FnOnce(&mut ThreadState) -> R) -> R {
 fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
     tr.count += 1;
     let now = tr.count;
+    // Loops left long ago are forgotten (found again if they come back).
+    tr.heads.retain(|h| now - h.seen <= 4 * LOOP_WINDOW as u64);
     // A head found just now has no turn before this one to compare with.
     let mut first = false;
-    let turn = match tr.head {
-        Some((h, _)) if h == pc => {
-            tr.head = Some((h, now));
-            true
-        }
-        // A loop left long ago: look for a new one.
-        Some((_, seen)) if now - seen > 4 * LOOP_WINDOW as u64 => {
-            tr.head = None;
-            false
-        }
-        Some(_) => false,
-        None => {
-            if tr.recent.contains(&pc) {
-                tr.head = Some((pc, now));
-                tr.turns = 0;
-                first = true;
-                true
-            } else {
-                false
-            }
-        }
+    let at = if let Some(i) = tr.heads.iter().position(|h| h.pc == pc) {
+        // A turn of loop `i`: the loops inside it were left.
+        tr.heads.truncate(i + 1);
+        Some(i)
+    } else if tr.heads.len() < MAX_LOOP_DEPTH && recurs_within_turn(tr, pc) {
+        tr.heads.push(LoopHead {
+            pc,
+            seen: now,
+            state,
+            turns: 0,
+        });
+        first = true;
+        Some(tr.heads.len() - 1)
+    } else {
+        None
     };
     tr.recent[(now as usize) % LOOP_WINDOW] = pc;
-    if !turn {
+    let Some(i) = at else {
         return Turn::None;
-    }
+    };
     let retry = !tr.turn_made_threads;
     if retry {
         LOOPS_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     tr.turn_made_threads = false;
-    tr.turns += 1;
+    let head = &mut tr.heads[i];
+    head.seen = now;
+    head.turns += 1;
     let bound = LOOP_BOUND.load(std::sync::atomic::Ordering::Relaxed);
-    if retry && bound > 0 && tr.turns >= bound {
+    if retry && bound > 0 && head.turns >= bound {
         BOUND_CUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         return Turn::OverBound;
     }
@@ -252,11 +262,30 @@ fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
     // frame is progress (a bounded loop counting), not a wait. (Compared
     // with another loop's last turn, a first turn could look like a wait
     // by chance, or by bytes of its frame the program never wrote.)
-    if std::mem::replace(&mut tr.head_state, state) == state && !first {
+    if std::mem::replace(&mut head.state, state) == state && !first {
         Turn::MayWait
     } else {
         Turn::Progress
     }
+}
+
+/// Whether `pc` is among the thread's recent operations since the
+/// innermost loop's head was last reached (within one turn of it: the
+/// head of a loop inside it), or among the recent ones at all when the
+/// thread is in no loop.
+fn recurs_within_turn(tr: &LoopTracker, pc: usize) -> bool {
+    let inner = tr.heads.last().map(|h| h.pc);
+    let now = tr.count as usize;
+    for back in 1..LOOP_WINDOW {
+        let p = tr.recent[(now % LOOP_WINDOW + LOOP_WINDOW - back) % LOOP_WINDOW];
+        if p == pc {
+            return true;
+        }
+        if Some(p) == inner {
+            return false;
+        }
+    }
+    false
 }
 
 /// What reaching an instruction address means for a thread's loops.
