@@ -399,13 +399,15 @@ fn judge_blocked(ex: &Execution<'_>, state: &ExecutionState) -> Option<Failure> 
                 while i > 0 {
                     i -= 1;
                     let e = g.event(EventId::new(t, i));
-                    if e.is_read() && e.loc().is_some_and(|l| seen.contains(&l)) {
-                        continue;
+                    if let Some(l) = e.loc().filter(|_| e.is_read()) {
+                        if seen.contains(&l) {
+                            continue;
+                        }
+                        if seen.is_empty() {
+                            spin_reads.push((t, EventId::new(t, i)));
+                        }
+                        seen.push(l);
                     }
-                    if e.is_read() && seen.is_empty() {
-                        spin_reads.push((t, EventId::new(t, i)));
-                    }
-                    seen.extend(e.loc().filter(|_| e.is_read()));
                     // As in the turn comparison (`spin_is_idle`): fences
                     // and plain stores of the same values add nothing.
                     if matches!(

@@ -123,6 +123,8 @@ const LOOP_WINDOW: usize = 32;
 struct PendingWrite {
     addr: usize,
     size: usize,
+    /// The location's entry (looked up once, when the write is announced).
+    entry: &'static Entry,
     site: Site,
     /// What memory held before, if the location had no access yet in this
     /// execution: its initial value. (Not the value written: which thread
@@ -665,16 +667,13 @@ pub fn flush_pending() {
 fn store_pending(p: PendingWrite) {
     // SAFETY: the program wrote `size` bytes at `addr` just now.
     let val = unsafe { read_mem(p.addr, p.size) };
-    plain_store(p.addr, p.size, val, p.before, p.site);
+    plain_store(p.entry, val, p.before, p.site);
 }
 
-/// A plain store of `val` (already in memory) to the location at `addr`,
-/// which held `before` if the store is its first access in the execution
-/// (else memory held what the model knows).
-fn plain_store(addr: usize, size: usize, val: Value, before: Option<Value>, site: Site) {
-    let e = entry(addr, size);
-    // SAFETY: entries are never removed.
-    let e = unsafe { &*e };
+/// A plain store of `val` (already in memory) to the location of entry
+/// `e`, which held `before` if the store is its first access in the
+/// execution (else memory held what the model knows).
+fn plain_store(e: &Entry, val: Value, before: Option<Value>, site: Site) {
     // Memory holds `val` already: other threads may run before the store
     // is an event, and must not take it for a store nobody reported.
     e.set_shadow(val);
@@ -715,15 +714,15 @@ pub fn plain_write(addr: usize, size: usize, site: Site) {
     crate::memory::heap::check_access(addr, size, "writes", site);
     let t = crate::process::tls::current_thread() as usize;
     // SAFETY: entries are never removed.
-    let first = unsafe { &(*entry(addr, size)).cell }
-        .bound_in(generation())
-        .is_none();
+    let entry = unsafe { &*entry(addr, size) };
+    let first = entry.cell.bound_in(generation()).is_none();
     // SAFETY: the program is about to write there.
     let before = first.then(|| unsafe { read_program(addr, size, site) });
     with_thread(t, |s| {
         s.pending = Some(PendingWrite {
             addr,
             size,
+            entry,
             site,
             before,
         })
@@ -761,7 +760,7 @@ fn plain_read_as(addr: usize, size: usize, uninit: bool, site: Site) {
     if unseen && !trust_memory {
         // Written behind the instrumentation's back: a plain store of this
         // thread (the likeliest writer: gcc's expansion of its memset).
-        plain_store(addr, size, now, None, site);
+        plain_store(e, now, None, site);
     }
     let o = access(
         &e.cell,
@@ -832,7 +831,8 @@ fn store_range_as(lo: usize, hi: usize, site: Site, program_call: bool) {
     for (addr, size) in hit {
         // SAFETY: inside the range the program just wrote.
         let val = unsafe { read_mem(addr, size.min(hi - addr)) };
-        plain_store(addr, size, val, None, site);
+        // SAFETY: entries are never removed.
+        plain_store(unsafe { &*entry(addr, size) }, val, None, site);
     }
 }
 

@@ -92,14 +92,14 @@ fn remove(path: &Path) {
 /// Copies what `path` holds aside (to `copy` if it is something).
 fn save(path: &Path, copy: PathBuf) -> Result<Saved, String> {
     let failed = |e: std::io::Error| format!("cannot copy {} aside (--fresh): {e}", path.display());
+    // A copy left by an earlier run of this process number goes first.
+    remove(&copy);
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => {
-            let _ = std::fs::remove_dir_all(&copy);
             copy_tree(path, &copy).map_err(failed)?;
             Ok(Saved::Dir(copy))
         }
         Ok(m) if m.file_type().is_symlink() => {
-            let _ = std::fs::remove_file(&copy);
             let target = std::fs::read_link(path).map_err(failed)?;
             std::os::unix::fs::symlink(target, &copy).map_err(failed)?;
             Ok(Saved::File(copy))
@@ -189,14 +189,8 @@ pub fn restore() {
 pub fn finish() {
     let fresh = FRESH.lock().unwrap_or_else(|e| e.into_inner());
     for (_, saved) in fresh.iter().flat_map(|f| &f.saved) {
-        match saved {
-            Saved::Dir(copy) => {
-                let _ = std::fs::remove_dir_all(copy);
-            }
-            Saved::File(copy) => {
-                let _ = std::fs::remove_file(copy);
-            }
-            Saved::Missing => {}
+        if let Saved::Dir(copy) | Saved::File(copy) = saved {
+            remove(copy);
         }
     }
 }
