@@ -264,7 +264,9 @@ fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
     // frame is progress (a bounded loop counting), not a wait. (Compared
     // with another loop's last turn, a first turn could look like a wait
     // by chance, or by bytes of its frame the program never wrote.)
-    if std::mem::replace(&mut head.state, state) == state && !first {
+    if first {
+        Turn::Found
+    } else if std::mem::replace(&mut head.state, state) == state {
         Turn::MayWait
     } else {
         Turn::Progress
@@ -296,6 +298,9 @@ enum Turn {
     None,
     /// A new turn whose caller kept the same state as the turn before.
     MayWait,
+    /// The head of a loop, found just now: the turn that ends here is the
+    /// loop's first (the explorer compares the next one with it).
+    Found,
     /// A new turn that changed the caller's state.
     Progress,
     /// A turn past the loop bound (`C11CHECK_LOOP_BOUND`).
@@ -393,8 +398,8 @@ pub fn begin(site: Site) {
     };
     if let Some((turn, spun)) = turn {
         match turn {
-            Turn::MayWait if !spun => c11check_runtime::loop_hint(site),
-            Turn::MayWait => {}
+            Turn::MayWait | Turn::Found if !spun => c11check_runtime::loop_hint(site),
+            Turn::MayWait | Turn::Found => {}
             // Cut without a report, as a failed assumption: GenMC does not
             // count executions that go past `-unroll` either.
             Turn::OverBound => c11check_runtime::block(c11check_model::BlockReason::Assume, site),
