@@ -57,6 +57,7 @@ macro_rules! with_pc {
                 concat!("mov ", $reg, ", [rsp]"),
                 "jmp {f}",
                 state = sym crate::process::CALLER_STATE,
+                sp = sym crate::process::CALLER_SP,
                 in_fiber = sym crate::process::tls::IN_FIBER,
                 runtime_tp = sym crate::process::tls::RUNTIME_TP,
                 helpers = sym crate::process::tls::HELPER_REGION,
@@ -103,7 +104,9 @@ macro_rules! caller_state_asm {
 }
 
 /// The instructions that hash the caller's kept state (see `with_pc!`)
-/// into `process::CALLER_STATE` (operand `state`). Uses `rax`, `r10`, `r11`.
+/// into `process::CALLER_STATE` (operand `state`), and leave the caller's
+/// stack pointer in `process::CALLER_SP` (operand `sp`). Uses `rax`,
+/// `r10`, `r11`.
 macro_rules! kept_state_asm {
     () => {
         concat!(
@@ -122,6 +125,7 @@ macro_rules! kept_state_asm {
             // one (-O0 keeps every local there, a loop's counter among
             // them), else its lowest 32 bytes.
             "lea r10, [rsp + 8]\n",
+            "mov qword ptr [rip + {sp}], r10\n",
             "mov r11, rbp\n",
             "sub r11, r10\n",
             "cmp r11, 1024\n",
@@ -168,6 +172,7 @@ macro_rules! with_pc_on_stack {
                 caller_state_asm!(),
                 $($line),*,
                 state = sym crate::process::CALLER_STATE,
+                sp = sym crate::process::CALLER_SP,
                 in_fiber = sym crate::process::tls::IN_FIBER,
                 runtime_tp = sym crate::process::tls::RUNTIME_TP,
                 helpers = sym crate::process::tls::HELPER_REGION,

@@ -24,13 +24,24 @@ fn site(pc: usize) -> Site {
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_init() {}
 
-/// Function entry (the caller's address): not tracked yet.
+/// Function entry (`pc`: where its caller called it): a modelled thread's
+/// calls in progress are kept (see `memory::calls`).
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_entry(_pc: usize) {}
+pub extern "C" fn __tsan_func_entry(pc: usize) {
+    runtime_entry!();
+    if crate::process::tls::in_fiber() {
+        memory::calls::enter(pc);
+    }
+}
 
 /// Function exit.
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_exit() {}
+pub extern "C" fn __tsan_func_exit() {
+    runtime_entry!();
+    if crate::process::tls::in_fiber() {
+        memory::calls::exit();
+    }
+}
 
 /// A C++ object's virtual table pointer is written (in constructors and
 /// destructors): not an access the model judges.

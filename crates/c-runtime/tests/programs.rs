@@ -263,6 +263,46 @@ int main() {
 }
 
 #[test]
+fn a_helper_called_from_several_places_is_no_loop() {
+    // `probe()` reads `x` through `get()`; main calls it from five places
+    // in a row, and each call does the same as the one before (the same
+    // read, of the same store, in the same frames). Its big frame keeps
+    // main's return address far from `get()`'s: only the calls in
+    // progress tell the calls apart. Taken for a wait loop (doctest's
+    // option parsing, which calls one parser for every option), the third
+    // call was cut and reported as a livelock that nothing could end.
+    let source = r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int x;
+__attribute__((noinline)) static int get(void) {
+  return atomic_load_explicit(&x, memory_order_relaxed);
+}
+__attribute__((noinline)) static int probe(void) {
+  volatile char pad[2048];
+  pad[0] = 0;
+  return get() + pad[0];
+}
+void *other(void *a) { return a; }
+int main() {
+  pthread_t t;
+  pthread_create(&t, 0, other, 0);
+  if (probe() == 5) return 1;
+  if (probe() == 6) return 2;
+  if (probe() == 7) return 3;
+  if (probe() == 8) return 4;
+  if (probe() == 9) return 5;
+  pthread_join(t, 0);
+  return 0;
+}
+"#;
+    for opt in ["-O0", "-O1"] {
+        let exe = common::build_with(&format!("helper{opt}"), source, common::Lang::C, &[opt]);
+        let err = assert_passes(&exe, &[], 1);
+        assert!(err.contains("(0 blocked)"), "{opt}: {err}");
+    }
+}
+
+#[test]
 fn a_wait_inside_a_loop_is_cut_in_every_round() {
     // A three-round hand-off: each round's wait is a loop inside the round
     // loop. With one loop head per thread, a wait whose round loop was

@@ -276,8 +276,10 @@ impl FiberDriver {
                     yields,
                     failed,
                     cut,
+                    fresh,
                 }) => {
-                    if cut && self.spin_is_idle(g, t, site) {
+                    let idle = cut && self.spin_is_idle(g, t, site, fresh);
+                    if idle {
                         crate::protocol::WAIT_CUTS
                             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         Pending::Act(
@@ -379,9 +381,16 @@ impl FiberDriver {
     /// tail of the events before its first hint). By `yield_now`'s contract
     /// the thread would do the same again, so the explorer cuts it there
     /// and explores it reading something new in the earlier iteration.
-    fn spin_is_idle(&mut self, g: &ExecutionGraph, t: u32, site: Site) -> bool {
+    fn spin_is_idle(&mut self, g: &ExecutionGraph, t: u32, site: Site, fresh: bool) -> bool {
         let done = self.slot(t).done;
         let marks = &mut self.slot(t).spin_marks;
+        if fresh {
+            // A loop found just now: hints made here before belong to
+            // another run of this code (an earlier call).
+            marks.retain(|m| m.1 != site);
+            marks.push((done, site));
+            return false;
+        }
         marks.push((done, site));
         let n = marks.len();
         // The hints made at this place before: the iteration before this

@@ -52,8 +52,8 @@ pub use driver::{ExecutionState, FiberDriver, RuntimeOptions};
 pub use fiber::overflow::set_access_site;
 pub use operations::{
     access, access_bound, block, bound_loc, exit_program, fail_execution, failed_turn_hint, fence,
-    finish_thread, join, join_wait, loop_hint, set_before_op_hook, set_waiting, spawn, spin_hint,
-    store_to, track_alloc, track_free, wait_lock, yielded, TIMED_WAIT,
+    finish_thread, join, join_wait, loop_found_hint, loop_hint, set_before_op_hook, set_waiting,
+    spawn, spin_hint, store_to, track_alloc, track_free, wait_lock, yielded, TIMED_WAIT,
 };
 pub use panics::panic_message;
 pub use protocol::{

@@ -331,6 +331,7 @@ pub fn spin_hint(site: Site) {
         yields: true,
         failed: false,
         cut: true,
+        fresh: false,
     });
 }
 
@@ -344,6 +345,7 @@ pub fn failed_turn_hint(site: Site) {
         yields: true,
         failed: true,
         cut: true,
+        fresh: false,
     });
 }
 
@@ -356,6 +358,21 @@ pub fn yielded(site: Site) {
         yields: true,
         failed: false,
         cut: false,
+        fresh: false,
+    });
+}
+
+/// [`loop_hint`] at a loop's head the runtime found just now: the turn
+/// that ends here is the loop's first, which the next turn is compared
+/// with; the thread's earlier hints at this place (the same code run in
+/// an earlier call) mark no turns of this loop.
+pub fn loop_found_hint(site: Site) {
+    suspend(Request::Spin {
+        site,
+        yields: false,
+        failed: false,
+        cut: true,
+        fresh: true,
     });
 }
 
@@ -367,5 +384,6 @@ pub fn loop_hint(site: Site) {
         yields: false,
         failed: false,
         cut: true,
+        fresh: false,
     });
 }

@@ -44,6 +44,9 @@ pub(crate) enum Request {
         yields: bool,
         failed: bool,
         cut: bool,
+        /// The head of a loop found just now (see [`crate::loop_found_hint`]):
+        /// the thread's turns before it are no turns of this loop.
+        fresh: bool,
     },
     /// The thread ended without returning (see [`finish_thread`]): its
     /// result is recorded, its fiber is never resumed.

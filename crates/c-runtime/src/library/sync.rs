@@ -593,6 +593,7 @@ pub unsafe extern "C" fn syscall(
         runtime_tp = sym crate::process::tls::RUNTIME_TP,
         helpers = sym crate::process::tls::HELPER_REGION,
         state = sym crate::process::CALLER_STATE,
+        sp = sym crate::process::CALLER_SP,
         pc = sym SYSCALL_PC,
         f = sym syscall_impl,
     )

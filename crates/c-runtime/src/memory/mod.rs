@@ -19,6 +19,7 @@
 //! mixed-size accesses are not modelled).
 
 pub mod bytes;
+pub mod calls;
 pub mod heap;
 pub mod wide;
 
@@ -220,18 +221,28 @@ fn with_thread<R>(t: usize, f: impl FnOnce(&mut ThreadState) -> R) -> R {
 /// Whether the thread whose loops `tr` tracks starts, with its operation
 /// at `pc`, a new turn of a loop that may be a wait (`state`: what the
 /// caller kept across the call, see `with_pc!`).
-fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
+fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64, stack: impl FnOnce() -> u64) -> Turn {
     tr.count += 1;
     let now = tr.count;
     // Loops left long ago are forgotten (found again if they come back).
     tr.heads.retain(|h| now - h.seen <= 4 * LOOP_WINDOW as u64);
     // A head found just now has no turn before this one to compare with.
     let mut first = false;
-    let at = if let Some(i) = tr.heads.iter().position(|h| h.pc == pc) {
+    let known = tr.heads.iter().position(|h| h.pc == pc);
+    let found = known.is_none() && tr.heads.len() < MAX_LOOP_DEPTH && recurs_within_turn(tr, pc);
+    // At a loop's head, the state includes the stack above the caller's
+    // frame: the same function reached again through another call (a
+    // helper called twice in a row) is no turn of a loop in it.
+    let state = if known.is_some() || found {
+        state ^ stack().rotate_left(17)
+    } else {
+        state
+    };
+    let at = if let Some(i) = known {
         // A turn of loop `i`: the loops inside it were left.
         tr.heads.truncate(i + 1);
         Some(i)
-    } else if tr.heads.len() < MAX_LOOP_DEPTH && recurs_within_turn(tr, pc) {
+    } else if found {
         tr.heads.push(LoopHead {
             pc,
             seen: now,
@@ -271,6 +282,39 @@ fn loop_turn(tr: &mut LoopTracker, pc: usize, state: u64) -> Turn {
     } else {
         Turn::Progress
     }
+}
+
+/// How much of the stack above the running call's caller a loop's head
+/// takes into its state (see [`stack_state`]).
+const STACK_STATE_BYTES: usize = 1024;
+
+/// A hash of thread `t`'s stack from its caller's frame up (at most
+/// `STACK_STATE_BYTES`, and not above where the thread started): the
+/// callers' frames, their locals and return addresses; and of where its
+/// instrumented calls in progress were made (see [`calls`]: the return
+/// addresses of frames further up).
+fn stack_state(t: usize) -> u64 {
+    let lo = crate::process::caller_sp();
+    let (bottom, top) = STACKS.with(|s| {
+        s.borrow()
+            .get(t)
+            .map_or((0, 0), |e| (e.0, e.1.saturating_sub(4096)))
+    });
+    // (A call that came through no entry point of ours leaves another
+    // call's stack pointer: nothing of this stack to read then.)
+    if !lo.is_multiple_of(8) || lo < bottom || lo >= top {
+        return calls::chain();
+    }
+    let hi = top.min(lo + STACK_STATE_BYTES) & !7;
+    let mut h: u64 = calls::chain();
+    let mut a = lo;
+    while a < hi {
+        // SAFETY: live frames of this thread's stack, below where it started.
+        let w = unsafe { (a as *const u64).read() };
+        h = (h.rotate_left(11) ^ w).wrapping_mul(0x9E3779B97F4A7C15);
+        a += 8;
+    }
+    h
 }
 
 /// Whether `pc` is among the thread's recent operations since the
@@ -380,7 +424,7 @@ pub fn begin(site: Site) {
         }
         let spun = std::mem::replace(&mut s.just_spun, false);
         match site {
-            Site::Pc(pc) => Some((loop_turn(&mut s.loops, pc, state), spun)),
+            Site::Pc(pc) => Some((loop_turn(&mut s.loops, pc, state, || stack_state(t)), spun)),
             _ => None,
         }
     };
@@ -398,7 +442,8 @@ pub fn begin(site: Site) {
     };
     if let Some((turn, spun)) = turn {
         match turn {
-            Turn::MayWait | Turn::Found if !spun => c11check_runtime::loop_hint(site),
+            Turn::MayWait if !spun => c11check_runtime::loop_hint(site),
+            Turn::Found if !spun => c11check_runtime::loop_found_hint(site),
             Turn::MayWait | Turn::Found => {}
             // Cut without a report, as a failed assumption: GenMC does not
             // count executions that go past `-unroll` either.
@@ -419,6 +464,7 @@ pub fn set_stack_size(n: usize) -> usize {
 
 /// Thread `t` starts: its stack is the `STACK_SIZE` bytes below here.
 pub fn note_stack(t: usize) {
+    calls::start(t);
     let here = &t as *const usize as usize;
     let size = STACK_SIZE.load(std::sync::atomic::Ordering::Relaxed);
     STACKS.with(|s| {
@@ -711,6 +757,7 @@ pub fn reset() {
     );
     THREADS.with(|t| t.borrow_mut().clear());
     STACKS.with(|s| s.borrow_mut().clear());
+    calls::reset();
 }
 
 /// The program is about to write `size` bytes at `addr` without atomics.

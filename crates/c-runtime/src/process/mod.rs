@@ -30,6 +30,16 @@ pub fn start_running() {
 /// threads and of the runtime itself leave it alone.
 pub(crate) static mut CALLER_STATE: u64 = 0;
 
+/// The stack pointer of the last instrumented call's caller (see
+/// `with_pc!`): where its frame starts.
+pub(crate) static mut CALLER_SP: usize = 0;
+
+/// The stack pointer of the entry point now running's caller.
+pub fn caller_sp() -> usize {
+    // SAFETY: as `caller_state`.
+    unsafe { std::ptr::addr_of!(CALLER_SP).read() }
+}
+
 /// The state left by the entry point now running (see `with_pc!`).
 pub fn caller_state() -> u64 {
     // SAFETY: written by the trampoline of the call being handled, on
