@@ -509,3 +509,92 @@ fn thread_sanitizer_annotations_are_honoured() {
         "{err}"
     );
 }
+
+/// A program that misuses a pthread object as `BODY` says.
+const LIFETIME: &str = r#"#include <pthread.h>
+#include <stdlib.h>
+pthread_mutex_t m;
+pthread_cond_t c;
+pthread_barrier_t b;
+void *locker(void *a) {
+  pthread_mutex_lock(&m);
+  pthread_mutex_unlock(&m);
+  return 0;
+}
+int main() {
+  pthread_t t;
+  BODY
+  return 0;
+}
+"#;
+
+#[test]
+fn pthread_objects_used_after_destroy_or_never_initialized_are_reported() {
+    // (body, what the report says, the lines it names: parts split at `|`)
+    let cases: [(&str, &str, &str); 7] = [
+        (
+            "pthread_mutex_init(&m, 0);\n  pthread_mutex_lock(&m);\n  pthread_mutex_unlock(&m);\n  pthread_mutex_destroy(&m);\n  pthread_mutex_lock(&m);",
+            "main locks the mutex at 0x",
+            "{f}:17:3 in main()), which main destroyed at |{f}:16:3 in main()",
+        ),
+        (
+            "pthread_mutex_init(&m, 0);\n  pthread_create(&t, 0, locker, 0);\n  pthread_mutex_destroy(&m);\n  pthread_join(t, 0);",
+            // (Destroyed while thread 1 holds it, or before it locks it:
+            // whichever execution comes first.)
+            "the mutex at 0x",
+            "{f}:15:3 in main()",
+        ),
+        (
+            "pthread_mutex_init(&m, 0);\n  pthread_mutex_lock(&m);\n  pthread_mutex_init(&m, 0);",
+            "main initializes the mutex at 0x",
+            "{f}:15:3 in main()), which main holds (it took it at |{f}:14:3 in main())",
+        ),
+        (
+            "pthread_mutex_t *h = malloc(sizeof *h);\n  pthread_mutex_lock(h);",
+            "main locks the mutex at 0x",
+            "{f}:14:3 in main()), which was never initialized",
+        ),
+        (
+            "pthread_barrier_wait(&b);",
+            "main waits at the barrier at 0x",
+            "{f}:13:3 in main()), which was never initialized",
+        ),
+        (
+            "pthread_barrier_init(&b, 0, 1);\n  pthread_barrier_wait(&b);\n  pthread_barrier_destroy(&b);\n  pthread_barrier_wait(&b);",
+            "main waits at the barrier at 0x",
+            "{f}:16:3 in main()), which main destroyed at |{f}:15:3 in main()",
+        ),
+        (
+            "pthread_cond_init(&c, 0);\n  pthread_cond_destroy(&c);\n  pthread_cond_signal(&c);",
+            "main signals the condition variable at 0x",
+            "{f}:15:3 in main()), which main destroyed at |{f}:14:3 in main()",
+        ),
+    ];
+    for opt in ["-O0", "-O1"] {
+        for (i, (body, what, other)) in cases.iter().enumerate() {
+            let name = format!("lifetime{i}{opt}");
+            let exe = build_with(&name, &LIFETIME.replace("BODY", body), Lang::C, &[opt]);
+            let (code, err) = run(&exe, &[]);
+            assert_eq!(code, 1, "{name}: {err}");
+            assert!(
+                err.contains("c11check found a misuse of a synchronization object"),
+                "{name}: {err}"
+            );
+            let file = format!("{name}.c");
+            assert!(err.contains(&what.replace("{f}", &file)), "{name}: {err}");
+            for part in other.split('|') {
+                assert!(err.contains(&part.replace("{f}", &file)), "{name}: {err}");
+            }
+        }
+    }
+    // Used as they should be, with static initializers and `_init`, on the
+    // heap and in globals: no report.
+    let exe = build(
+        "lifetime_ok",
+        &LIFETIME.replace(
+            "BODY",
+            "pthread_mutex_t *h = calloc(1, sizeof *h);\n  pthread_mutex_init(&m, 0);\n  pthread_create(&t, 0, locker, 0);\n  pthread_mutex_lock(h); pthread_mutex_unlock(h);\n  pthread_join(t, 0);\n  pthread_mutex_destroy(&m);\n  pthread_mutex_init(&m, 0);\n  pthread_mutex_lock(&m); pthread_mutex_unlock(&m);\n  pthread_barrier_init(&b, 0, 1); pthread_barrier_wait(&b); pthread_barrier_destroy(&b);\n  free(h);",
+        ),
+    );
+    assert_passes(&exe, &[], 1);
+}

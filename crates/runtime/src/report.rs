@@ -33,6 +33,10 @@ pub enum FailureKind {
     /// An execution the model allows that no interleaving of the threads
     /// produces (robustness against SC, `RunConfig::robustness`).
     NotRobust,
+    /// A pthread object (mutex, condition variable, read-write lock,
+    /// barrier) used after it was destroyed or without being initialized,
+    /// or initialized or destroyed while a thread holds it.
+    Misuse,
     /// The code under test did not do the same thing when re-run.
     Nondeterminism,
     /// A bug of c11check itself.
@@ -61,6 +65,7 @@ impl FailureKind {
             FailureKind::UseAfterFree => "use after free",
             FailureKind::UninitializedRead => "read of uninitialized memory",
             FailureKind::NotRobust => "robustness violation",
+            FailureKind::Misuse => "misuse of a synchronization object",
             FailureKind::Nondeterminism => "nondeterministic test",
             FailureKind::Internal => "internal error",
         }

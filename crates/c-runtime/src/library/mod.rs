@@ -13,6 +13,7 @@ pub mod blocking;
 pub mod clock;
 pub mod cxx;
 pub mod keys;
+pub(crate) mod lifetimes;
 pub mod semaphores;
 pub mod sync;
 pub mod threads;

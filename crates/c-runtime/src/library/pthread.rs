@@ -7,6 +7,7 @@
 //! and unlocked with the model's lock actions, as the Rust `Mutex` does.
 //! Outside a modelled thread every call goes to libc's function.
 
+use crate::library::lifetimes;
 use crate::library::sync::Acquire;
 use crate::memory::{self, modelled};
 use c11check_model::{BlockReason, Value};
@@ -351,9 +352,30 @@ pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
     0
 }
 
+/// Whether the mutex at `m` may have been initialized (see
+/// `lifetimes::may_be_initialized`).
+fn mutex_looks_initialized(m: *mut libc::pthread_mutex_t) -> bool {
+    lifetimes::may_be_initialized(m as usize)
+}
+
 /// Locks mutex `m` as `how` says, minding its kind: 0 or an error number.
 pub(crate) fn lock_mutex(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site) -> c_int {
     memory::begin(site);
+    let r = lock_mutex_checked(m, how, site);
+    if r == 0 {
+        lifetimes::held(m as usize, Some(site));
+    }
+    r
+}
+
+fn lock_mutex_checked(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site) -> c_int {
+    lifetimes::use_(
+        lifetimes::Kind::Mutex,
+        m as usize,
+        site,
+        "locks",
+        mutex_looks_initialized(m),
+    );
     let me = crate::process::tls::current_thread();
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
@@ -387,6 +409,21 @@ pub(crate) fn may_unlock(m: *mut libc::pthread_mutex_t) -> bool {
 /// Unlocks mutex `m`, minding its kind: 0 or `EPERM`.
 pub(crate) fn unlock_mutex(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
     memory::begin(site);
+    lifetimes::use_(
+        lifetimes::Kind::Mutex,
+        m as usize,
+        site,
+        "unlocks",
+        mutex_looks_initialized(m),
+    );
+    let r = unlock_mutex_checked(m, site);
+    if r == 0 && holder(m as usize).is_none() {
+        lifetimes::held(m as usize, None);
+    }
+    r
+}
+
+fn unlock_mutex_checked(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
         let me = crate::process::tls::current_thread();
@@ -436,6 +473,43 @@ extern "C" fn unlock_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
     unlock_mutex(m, memory::site(pc))
 }
 with_pc!(pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", unlock_impl);
+
+extern "C" fn mutex_init_impl(
+    m: *mut libc::pthread_mutex_t,
+    attr: *const libc::pthread_mutexattr_t,
+    pc: usize,
+) -> c_int {
+    runtime_entry!();
+    let f = real!(c"pthread_mutex_init"; unsafe extern "C" fn(*mut libc::pthread_mutex_t, *const libc::pthread_mutexattr_t) -> c_int);
+    if crate::memory::program_call(pc) {
+        let site = memory::site(pc);
+        memory::begin(site);
+        lifetimes::init(lifetimes::Kind::Mutex, m as usize, site);
+    } else if modelled() {
+        // A library's own mutex: initialized, whatever its bytes say.
+        lifetimes::init(lifetimes::Kind::Mutex, m as usize, memory::site(pc));
+    }
+    // SAFETY: passed on (the kind it writes is what the runtime reads).
+    unsafe { f(m, attr) }
+}
+with_pc!(pthread_mutex_init(m: *mut libc::pthread_mutex_t, a: *const libc::pthread_mutexattr_t) -> c_int, "rdx", mutex_init_impl);
+
+extern "C" fn mutex_destroy_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_int {
+    runtime_entry!();
+    if crate::memory::program_call(pc) {
+        let site = memory::site(pc);
+        memory::begin(site);
+        let ok = mutex_looks_initialized(m);
+        lifetimes::destroy(lifetimes::Kind::Mutex, m as usize, site, ok);
+        // (The model's lock needs no freeing; glibc's destroy only checks.)
+        return 0;
+    }
+    let f =
+        real!(c"pthread_mutex_destroy"; unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> c_int);
+    // SAFETY: passed on.
+    unsafe { f(m) }
+}
+with_pc!(pthread_mutex_destroy(m: *mut libc::pthread_mutex_t) -> c_int, "rsi", mutex_destroy_impl);
 
 // ---- yielding, sleeping ---------------------------------------------------------
 
@@ -748,6 +822,9 @@ extern "C" fn barrier_init_impl(
     if count == 0 {
         return libc::EINVAL;
     }
+    let site = memory::site(pc);
+    memory::begin(site);
+    lifetimes::init(lifetimes::Kind::Barrier, b as usize, site);
     let g = c11check_runtime::generation();
     BARRIERS.with(|m| m.borrow_mut().insert(b as usize, (g, count as u64)));
     // The two arrival counts start at `count`, the permits at 0: written
@@ -778,12 +855,22 @@ extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c
         return unsafe { f(b) };
     }
     let g = c11check_runtime::generation();
-    let Some(count) = BARRIERS.with(|m| {
+    let count = BARRIERS.with(|m| {
         m.borrow()
             .get(&(b as usize))
             .filter(|e| e.0 == g)
             .map(|e| e.1)
-    }) else {
+    });
+    // A barrier has no static initializer: one `_init` never made is used
+    // uninitialized (and one destroyed since, after its end).
+    lifetimes::use_(
+        lifetimes::Kind::Barrier,
+        b as usize,
+        memory::site(pc),
+        "waits at",
+        count.is_some(),
+    );
+    let Some(count) = count else {
         return libc::EINVAL;
     };
     let me = crate::process::tls::current_thread();
@@ -815,9 +902,16 @@ fn barrier_wait(b: usize, count: u64, round: u64, site: Site) -> c_int {
 }
 with_pc!(pthread_barrier_wait(b: *mut libc::pthread_barrier_t) -> c_int, "rsi", barrier_wait_impl);
 
-/// Nothing to free.
-#[unsafe(no_mangle)]
-pub extern "C" fn pthread_barrier_destroy(_b: *mut libc::pthread_barrier_t) -> c_int {
+/// Nothing to free; a barrier used afterwards is the program's bug.
+extern "C" fn barrier_destroy_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c_int {
     runtime_entry!();
+    if crate::memory::program_call(pc) {
+        let g = c11check_runtime::generation();
+        let made = BARRIERS.with(|m| m.borrow().get(&(b as usize)).is_some_and(|e| e.0 == g));
+        let site = memory::site(pc);
+        memory::begin(site);
+        lifetimes::destroy(lifetimes::Kind::Barrier, b as usize, site, made);
+    }
     0
 }
+with_pc!(pthread_barrier_destroy(b: *mut libc::pthread_barrier_t) -> c_int, "rsi", barrier_destroy_impl);

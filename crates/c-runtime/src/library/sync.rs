@@ -22,6 +22,7 @@
 //! static initializers are all zeros), so an object is ready at its
 //! first use in each execution.
 
+use crate::library::lifetimes;
 use crate::library::pthread::{lock_addr, lock_mutex, may_unlock, unlock_mutex};
 use crate::memory;
 use c11check_model::{Action, MemOrder, Value};
@@ -29,7 +30,7 @@ use c11check_runtime::condvar::{self, WaitEnd, Woken};
 use c11check_runtime::{access, Site};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 pub(crate) use c11check_runtime::condvar::explored_choice;
 
@@ -58,6 +59,7 @@ pub(crate) fn cond_wait(
     site: Site,
 ) -> c_int {
     memory::begin(site);
+    cond_use(c, site, "waits on");
     if !may_unlock(m) {
         return libc::EPERM;
     }
@@ -84,15 +86,23 @@ pub(crate) fn cond_wait(
     })
 }
 
+/// Checks the lifetime of condition variable `c` (see `lifetimes`).
+fn cond_use(c: usize, site: Site, what: &str) {
+    let ok = lifetimes::may_be_initialized(c);
+    lifetimes::use_(lifetimes::Kind::Cond, c, site, what, ok);
+}
+
 /// Wakes one waiter of `c`, if there is one.
 pub(crate) fn cond_signal(c: usize, site: Site) {
     memory::begin(site);
+    cond_use(c, site, "signals");
     memory::internal(|| condvar::notify_one(memory::lock_cell(c), site))
 }
 
 /// Wakes every waiter of `c`.
 pub(crate) fn cond_broadcast(c: usize, site: Site) {
     memory::begin(site);
+    cond_use(c, site, "broadcasts on");
     memory::internal(|| condvar::notify_all(memory::lock_cell(c), site))
 }
 
@@ -272,6 +282,8 @@ fn forget_time_out() {
 fn rw_lock(l: *mut libc::pthread_rwlock_t, write: bool, how: Acquire, site: Site) -> c_int {
     memory::begin(site);
     let l = l as usize;
+    let ok = lifetimes::may_be_initialized(l);
+    lifetimes::use_(lifetimes::Kind::RwLock, l, site, "locks", ok);
     let (reads, writing) = rw_holds(l);
     if writing || (write && reads > 0) {
         // glibc's answer to a lock the thread already holds for writing
@@ -289,6 +301,8 @@ fn rw_lock(l: *mut libc::pthread_rwlock_t, write: bool, how: Acquire, site: Site
 fn rw_unlock(l: *mut libc::pthread_rwlock_t, site: Site) -> c_int {
     memory::begin(site);
     let l = l as usize;
+    let ok = lifetimes::may_be_initialized(l);
+    lifetimes::use_(lifetimes::Kind::RwLock, l, site, "unlocks", ok);
     let (reads, writing) = rw_holds(l);
     let n = if writing {
         set_rw_holds(l, 0, false);
@@ -369,6 +383,69 @@ extern "C" fn rw_unlock_impl(l: *mut libc::pthread_rwlock_t, pc: usize) -> c_int
     rw_unlock(l, memory::site(pc))
 }
 with_pc!(pthread_rwlock_unlock(l: *mut libc::pthread_rwlock_t) -> c_int, "rsi", rw_unlock_impl);
+
+/// `pthread_{cond,rwlock}_{init,destroy}`: the object's lifetime (see
+/// `lifetimes`), then glibc's own function (which sets up the bytes a
+/// library may read; the model keeps its state elsewhere).
+macro_rules! lifetime_entry {
+    ($name:ident, $imp:ident, $ty:ty, init, $kind:expr) => {
+        extern "C" fn $imp(o: *mut $ty, a: *const c_void, pc: usize) -> c_int {
+            runtime_entry!();
+            if crate::memory::modelled() {
+                let site = memory::site(pc);
+                if crate::memory::program_call(pc) {
+                    memory::begin(site);
+                }
+                lifetimes::init($kind, o as usize, site);
+            }
+            passed_on!(const_cstr!($name); fn(*mut $ty, *const c_void) -> c_int, o, a);
+        }
+        with_pc!($name(o: *mut $ty, a: *const c_void) -> c_int, "rdx", $imp);
+    };
+    ($name:ident, $imp:ident, $ty:ty, destroy, $kind:expr) => {
+        extern "C" fn $imp(o: *mut $ty, pc: usize) -> c_int {
+            runtime_entry!();
+            if crate::memory::program_call(pc) {
+                let site = memory::site(pc);
+                memory::begin(site);
+                let ok = lifetimes::may_be_initialized(o as usize);
+                lifetimes::destroy($kind, o as usize, site, ok);
+                return 0;
+            }
+            passed_on!(const_cstr!($name); fn(*mut $ty) -> c_int, o);
+        }
+        with_pc!($name(o: *mut $ty) -> c_int, "rsi", $imp);
+    };
+}
+
+lifetime_entry!(
+    pthread_cond_init,
+    cond_init_impl,
+    libc::pthread_cond_t,
+    init,
+    lifetimes::Kind::Cond
+);
+lifetime_entry!(
+    pthread_cond_destroy,
+    cond_destroy_impl,
+    libc::pthread_cond_t,
+    destroy,
+    lifetimes::Kind::Cond
+);
+lifetime_entry!(
+    pthread_rwlock_init,
+    rwlock_init_impl,
+    libc::pthread_rwlock_t,
+    init,
+    lifetimes::Kind::RwLock
+);
+lifetime_entry!(
+    pthread_rwlock_destroy,
+    rwlock_destroy_impl,
+    libc::pthread_rwlock_t,
+    destroy,
+    lifetimes::Kind::RwLock
+);
 
 // ---- once ------------------------------------------------------------------------
 
