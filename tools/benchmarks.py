@@ -46,6 +46,8 @@ BLOCKS = {
     "jobs": ("target/release/jobs", None),
     "jobs-random": ("target/release/jobs --runs 2 fib_bench-c-live seqlock-live mpmc-graph", None),
     "c-vs-rust": ("target/release/c-vs-rust --runs 3", None),
+    # GenMC's binary from $GENMC (GenMC v0.10.3, built with LLVM 14).
+    "genmc-vs": ("target/release/genmc-vs --runs 3", None),
     "long-c": ("target/release/long-c --runs 2", None),
     "mabain": ("bash benchmarks/mabain/run.sh", None),
     "robustness": ("target/release/robustness --random 1000 --live 10000", None),
