@@ -303,6 +303,46 @@ int main() {
 }
 
 #[test]
+fn an_abba_deadlock_of_compare_exchange_spinlocks_is_reported_at_once() {
+    // Each thread takes one spinlock and spins on the other's: the first
+    // execution where both hold one is reported (it ran past 300 s).
+    let source = r#"#include <pthread.h>
+#include <stdatomic.h>
+atomic_int a, b;
+static void lock(atomic_int *l) { int e = 0; while (!atomic_compare_exchange_strong(l, &e, 1)) e = 0; }
+static void unlock(atomic_int *l) { atomic_store(l, 0); }
+void *t1(void *p) { lock(&a); lock(&b); unlock(&b); unlock(&a); return 0; }
+void *t2(void *p) { lock(&b); lock(&a); unlock(&a); unlock(&b); return 0; }
+int main() {
+  pthread_t x, y;
+  pthread_create(&x, 0, t1, 0);
+  pthread_create(&y, 0, t2, 0);
+  pthread_join(x, 0);
+  pthread_join(y, 0);
+  return 0;
+}
+"#;
+    for opt in ["-O0", "-O1"] {
+        let exe = common::build_with(&format!("abba{opt}"), source, common::Lang::C, &[opt]);
+        let (code, err) = run(&exe, &[]);
+        assert_eq!(code, 1, "{opt}: {err}");
+        let n: u64 = err
+            .split("c11check found a livelock in execution ")
+            .nth(1)
+            .and_then(|r| r.split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{opt}: {err}"));
+        assert!(n <= 20, "{opt}: found only in execution {n}: {err}");
+        assert!(
+            err.contains("thread 1, thread 2 spin forever"),
+            "{opt}: {err}"
+        );
+        assert!(err.contains(&format!("abba{opt}.c:4:")), "{opt}: {err}");
+        assert!(err.contains("in lock()"), "{opt}: {err}");
+    }
+}
+
+#[test]
 fn a_wait_inside_a_loop_is_cut_in_every_round() {
     // A three-round hand-off: each round's wait is a loop inside the round
     // loop. With one loop head per thread, a wait whose round loop was

@@ -393,8 +393,11 @@ impl<'a> Execution<'a> {
                 Pending::Finished
             }
             CoroutineResult::Yield(Request::Spawn { main, .. }) => Pending::Spawn(main),
-            // A yield in a loop that counts is no scheduling point here.
-            CoroutineResult::Yield(Request::Spin { cut: false, .. }) => {
+            // A yield in a loop that counts is no scheduling point here,
+            // nor the head of a loop found just now (its first turn's end
+            // is no wait's yet).
+            CoroutineResult::Yield(Request::Spin { cut: false, .. })
+            | CoroutineResult::Yield(Request::Spin { fresh: true, .. }) => {
                 return self.resume(t, Outcome::default());
             }
             CoroutineResult::Yield(Request::Spin { site, .. }) => Pending::Spin(site),
