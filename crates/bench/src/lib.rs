@@ -120,3 +120,21 @@ pub mod plain_cell {
         }
     }
 }
+
+/// The `c11check` binary beside the running bench binary, and a fresh
+/// scratch directory named after `tool`; exits with a message saying how
+/// to build `c11check` when it is missing.
+pub fn c11check_and_scratch(tool: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let me = std::env::current_exe().expect("own path");
+    let c11check = me.with_file_name("c11check");
+    if !c11check.exists() {
+        eprintln!(
+            "{tool}: {} is missing: cargo build --release -p c11check-cli -p c11check-c-runtime",
+            c11check.display()
+        );
+        std::process::exit(2);
+    }
+    let dir = std::env::temp_dir().join(format!("{tool}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    (c11check, dir)
+}

@@ -146,16 +146,7 @@ fn main() {
     let runs: usize =
         c11check_bench::flag_value(&args, "--runs").map_or(3, |v| v.parse().expect("--runs N"));
     let me = std::env::current_exe().expect("own path");
-    let c11check = me.with_file_name("c11check");
-    if !c11check.exists() {
-        eprintln!(
-            "c-vs-rust: {} is missing: cargo build --release -p c11check-cli -p c11check-c-runtime",
-            c11check.display()
-        );
-        std::process::exit(2);
-    }
-    let dir = std::env::temp_dir().join(format!("c-vs-rust-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let (c11check, dir) = c11check_bench::c11check_and_scratch("c-vs-rust");
     println!("{}", c11check_bench::machine());
     println!("best of {runs} runs each, taken in turns; C built with `c11check cc -O1`, the runtime static (the default) or shared (`--shared-runtime`)\n");
     println!("| program | executions | C shared: time, peak | C static: time, peak | Rust port: time, peak | µs/execution C shared, static, Rust | C / Rust: shared, static |");

@@ -211,17 +211,7 @@ fn main() {
         std::process::exit(2);
     };
     let names = c11check_bench::plain_args(&args, &["--runs", "--genmc"]);
-    let me = std::env::current_exe().expect("own path");
-    let c11check = me.with_file_name("c11check");
-    if !c11check.exists() {
-        eprintln!(
-            "genmc-vs: {} is missing: cargo build --release -p c11check-cli -p c11check-c-runtime",
-            c11check.display()
-        );
-        std::process::exit(2);
-    }
-    let dir = std::env::temp_dir().join(format!("genmc-vs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let (c11check, dir) = c11check_bench::c11check_and_scratch("genmc-vs");
     let include = genmc
         .parent()
         .map(|p| p.join("include"))

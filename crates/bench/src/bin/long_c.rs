@@ -81,18 +81,8 @@ fn main() {
         .split(',')
         .map(|s| s.trim().parse().expect("--sizes N,N,..."))
         .collect();
-    let me = std::env::current_exe().expect("own path");
-    let c11check = me.with_file_name("c11check");
-    if !c11check.exists() {
-        eprintln!(
-            "long-c: {} is missing: cargo build --release -p c11check-cli -p c11check-c-runtime",
-            c11check.display()
-        );
-        std::process::exit(2);
-    }
+    let (c11check, dir) = c11check_bench::c11check_and_scratch("long-c");
     let src = workspace().join("benchmarks/long/spsc_ring.c");
-    let dir = std::env::temp_dir().join(format!("long-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch directory");
     let native = dir.join("native");
     let tsan = dir.join("tsan");
     let checked = dir.join("checked");
