@@ -292,10 +292,6 @@ impl FiberDriver {
                         // Recorded on the event before the hint (the same
                         // on every replay: the thread is deterministic).
                         let done = self.slot(t).done;
-                        // A loop's head found just now marks where its
-                        // first turn ended: the turn's end is known to be
-                        // a wait's only once the next turn repeats it.
-                        let cut = cut && !fresh;
                         if done > 0 && done <= g.thread_len(t) {
                             let id = EventId::new(t, done - 1);
                             let e = g.event(id);
