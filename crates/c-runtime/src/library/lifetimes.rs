@@ -33,12 +33,9 @@ impl Kind {
 /// An object's state in one execution.
 #[derive(Copy, Clone)]
 enum Life {
-    /// Initialized (where, if `_init` did it) and held by a thread (where
-    /// it took it), if anyone holds it.
-    Live {
-        init: Option<(u32, Site)>,
-        held: Option<(u32, Site)>,
-    },
+    /// Initialized, and held by a thread (where it took it), if anyone
+    /// holds it.
+    Live { held: Option<(u32, Site)> },
     /// Destroyed, by a thread, at a place.
     Destroyed(u32, Site),
 }
@@ -100,24 +97,23 @@ pub(crate) fn init(kind: Kind, addr: usize, site: Site) {
             thread(t)
         ));
     }
-    set(
-        addr,
-        kind,
-        Life::Live {
-            init: Some((me(), site)),
-            held: None,
-        },
-    );
+    set(addr, kind, Life::Live { held: None });
 }
 
-/// `pthread_*_destroy` of the `kind` at `addr`, at `site`.
-pub(crate) fn destroy(kind: Kind, addr: usize, site: Site, looks_initialized: bool) {
+/// `pthread_*_destroy` of the `kind` at `addr`, at `site` (an object
+/// this execution has not seen must look initialized, see
+/// [`may_be_initialized`]).
+pub(crate) fn destroy(kind: Kind, addr: usize, site: Site) {
+    destroy_if(kind, addr, site, || may_be_initialized(addr));
+}
+
+/// [`destroy`], with what tells whether an unseen object was initialized.
+pub(crate) fn destroy_if(kind: Kind, addr: usize, site: Site, initialized: impl FnOnce() -> bool) {
     match life(addr) {
         Some((
             k,
             Life::Live {
                 held: Some((t, at)),
-                ..
             },
         )) => misuse(format!(
             "{} destroys the {} at {addr:#x} (at {site}), which {} holds (it took it at {at})",
@@ -131,7 +127,7 @@ pub(crate) fn destroy(kind: Kind, addr: usize, site: Site, looks_initialized: bo
             k.name(),
             thread(t)
         )),
-        None if !looks_initialized => never_initialized(kind, addr, site, "destroys"),
+        None if !initialized() => never_initialized(kind, addr, site, "destroys"),
         _ => {}
     }
     set(addr, kind, Life::Destroyed(me(), site));
@@ -152,9 +148,20 @@ fn never_initialized(kind: Kind, addr: usize, site: Site, what: &str) -> ! {
 }
 
 /// A use (`what`: "locks", "waits on", ...) of the `kind` at `addr`, at
-/// `site`: `looks_initialized` tells whether its memory holds what an
-/// initializer makes, for an object this execution has not seen yet.
-pub(crate) fn use_(kind: Kind, addr: usize, site: Site, what: &str, looks_initialized: bool) {
+/// `site` (an object this execution has not seen must look initialized,
+/// see [`may_be_initialized`]).
+pub(crate) fn use_(kind: Kind, addr: usize, site: Site, what: &str) {
+    use_if(kind, addr, site, what, || may_be_initialized(addr));
+}
+
+/// [`use_`], with what tells whether an unseen object was initialized.
+pub(crate) fn use_if(
+    kind: Kind,
+    addr: usize,
+    site: Site,
+    what: &str,
+    initialized: impl FnOnce() -> bool,
+) {
     match life(addr) {
         Some((k, Life::Destroyed(t, at))) => misuse(format!(
             "{} {what} the {} at {addr:#x} (at {site}), which {} destroyed at {at}",
@@ -163,14 +170,7 @@ pub(crate) fn use_(kind: Kind, addr: usize, site: Site, what: &str, looks_initia
             thread(t)
         )),
         Some(_) => {}
-        None if looks_initialized => set(
-            addr,
-            kind,
-            Life::Live {
-                init: None,
-                held: None,
-            },
-        ),
+        None if initialized() => set(addr, kind, Life::Live { held: None }),
         None => never_initialized(kind, addr, site, what),
     }
 }
@@ -178,12 +178,11 @@ pub(crate) fn use_(kind: Kind, addr: usize, site: Site, what: &str, looks_initia
 /// The lock at `addr` was taken (`Some`, by the running thread at the
 /// site) or given back (`None`).
 pub(crate) fn held(addr: usize, by: Option<Site>) {
-    if let Some((k, Life::Live { init, .. })) = life(addr) {
+    if let Some((k, Life::Live { .. })) = life(addr) {
         set(
             addr,
             k,
             Life::Live {
-                init,
                 held: by.map(|s| (me(), s)),
             },
         );
@@ -195,7 +194,7 @@ pub(crate) fn held(addr: usize, by: Option<Site>) {
 /// bytes, which nothing has written). (Static initializers are zeros, but
 /// memory that something else set up, a shared mapping another process
 /// initialized, need not be: only memory certainly never written counts.)
-pub(crate) fn may_be_initialized(addr: usize) -> bool {
+fn may_be_initialized(addr: usize) -> bool {
     // SAFETY: the program passes an object of at least 8 bytes at `addr`.
     let head = unsafe { (addr as *const [u8; 8]).read_unaligned() };
     head != [crate::memory::heap::POISON; 8]

@@ -352,12 +352,6 @@ pub(crate) fn lock_addr(addr: usize, how: Acquire, site: Site) -> c_int {
     0
 }
 
-/// Whether the mutex at `m` may have been initialized (see
-/// `lifetimes::may_be_initialized`).
-fn mutex_looks_initialized(m: *mut libc::pthread_mutex_t) -> bool {
-    lifetimes::may_be_initialized(m as usize)
-}
-
 /// Locks mutex `m` as `how` says, minding its kind: 0 or an error number.
 pub(crate) fn lock_mutex(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site) -> c_int {
     memory::begin(site);
@@ -369,13 +363,7 @@ pub(crate) fn lock_mutex(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site
 }
 
 fn lock_mutex_checked(m: *mut libc::pthread_mutex_t, how: Acquire, site: Site) -> c_int {
-    lifetimes::use_(
-        lifetimes::Kind::Mutex,
-        m as usize,
-        site,
-        "locks",
-        mutex_looks_initialized(m),
-    );
+    lifetimes::use_(lifetimes::Kind::Mutex, m as usize, site, "locks");
     let me = crate::process::tls::current_thread();
     let k = kind(m);
     if k == RECURSIVE || k == ERRORCHECK {
@@ -409,13 +397,7 @@ pub(crate) fn may_unlock(m: *mut libc::pthread_mutex_t) -> bool {
 /// Unlocks mutex `m`, minding its kind: 0 or `EPERM`.
 pub(crate) fn unlock_mutex(m: *mut libc::pthread_mutex_t, site: Site) -> c_int {
     memory::begin(site);
-    lifetimes::use_(
-        lifetimes::Kind::Mutex,
-        m as usize,
-        site,
-        "unlocks",
-        mutex_looks_initialized(m),
-    );
+    lifetimes::use_(lifetimes::Kind::Mutex, m as usize, site, "unlocks");
     let r = unlock_mutex_checked(m, site);
     if r == 0 && holder(m as usize).is_none() {
         lifetimes::held(m as usize, None);
@@ -499,8 +481,7 @@ extern "C" fn mutex_destroy_impl(m: *mut libc::pthread_mutex_t, pc: usize) -> c_
     if crate::memory::program_call(pc) {
         let site = memory::site(pc);
         memory::begin(site);
-        let ok = mutex_looks_initialized(m);
-        lifetimes::destroy(lifetimes::Kind::Mutex, m as usize, site, ok);
+        lifetimes::destroy(lifetimes::Kind::Mutex, m as usize, site);
         // (The model's lock needs no freeing; glibc's destroy only checks.)
         return 0;
     }
@@ -863,12 +844,12 @@ extern "C" fn barrier_wait_impl(b: *mut libc::pthread_barrier_t, pc: usize) -> c
     });
     // A barrier has no static initializer: one `_init` never made is used
     // uninitialized (and one destroyed since, after its end).
-    lifetimes::use_(
+    lifetimes::use_if(
         lifetimes::Kind::Barrier,
         b as usize,
         memory::site(pc),
         "waits at",
-        count.is_some(),
+        || count.is_some(),
     );
     let Some(count) = count else {
         return libc::EINVAL;
@@ -910,7 +891,7 @@ extern "C" fn barrier_destroy_impl(b: *mut libc::pthread_barrier_t, pc: usize) -
         let made = BARRIERS.with(|m| m.borrow().get(&(b as usize)).is_some_and(|e| e.0 == g));
         let site = memory::site(pc);
         memory::begin(site);
-        lifetimes::destroy(lifetimes::Kind::Barrier, b as usize, site, made);
+        lifetimes::destroy_if(lifetimes::Kind::Barrier, b as usize, site, || made);
     }
     0
 }

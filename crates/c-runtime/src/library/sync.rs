@@ -59,7 +59,7 @@ pub(crate) fn cond_wait(
     site: Site,
 ) -> c_int {
     memory::begin(site);
-    cond_use(c, site, "waits on");
+    lifetimes::use_(lifetimes::Kind::Cond, c, site, "waits on");
     if !may_unlock(m) {
         return libc::EPERM;
     }
@@ -86,23 +86,17 @@ pub(crate) fn cond_wait(
     })
 }
 
-/// Checks the lifetime of condition variable `c` (see `lifetimes`).
-fn cond_use(c: usize, site: Site, what: &str) {
-    let ok = lifetimes::may_be_initialized(c);
-    lifetimes::use_(lifetimes::Kind::Cond, c, site, what, ok);
-}
-
 /// Wakes one waiter of `c`, if there is one.
 pub(crate) fn cond_signal(c: usize, site: Site) {
     memory::begin(site);
-    cond_use(c, site, "signals");
+    lifetimes::use_(lifetimes::Kind::Cond, c, site, "signals");
     memory::internal(|| condvar::notify_one(memory::lock_cell(c), site))
 }
 
 /// Wakes every waiter of `c`.
 pub(crate) fn cond_broadcast(c: usize, site: Site) {
     memory::begin(site);
-    cond_use(c, site, "broadcasts on");
+    lifetimes::use_(lifetimes::Kind::Cond, c, site, "broadcasts on");
     memory::internal(|| condvar::notify_all(memory::lock_cell(c), site))
 }
 
@@ -282,8 +276,7 @@ fn forget_time_out() {
 fn rw_lock(l: *mut libc::pthread_rwlock_t, write: bool, how: Acquire, site: Site) -> c_int {
     memory::begin(site);
     let l = l as usize;
-    let ok = lifetimes::may_be_initialized(l);
-    lifetimes::use_(lifetimes::Kind::RwLock, l, site, "locks", ok);
+    lifetimes::use_(lifetimes::Kind::RwLock, l, site, "locks");
     let (reads, writing) = rw_holds(l);
     if writing || (write && reads > 0) {
         // glibc's answer to a lock the thread already holds for writing
@@ -301,8 +294,7 @@ fn rw_lock(l: *mut libc::pthread_rwlock_t, write: bool, how: Acquire, site: Site
 fn rw_unlock(l: *mut libc::pthread_rwlock_t, site: Site) -> c_int {
     memory::begin(site);
     let l = l as usize;
-    let ok = lifetimes::may_be_initialized(l);
-    lifetimes::use_(lifetimes::Kind::RwLock, l, site, "unlocks", ok);
+    lifetimes::use_(lifetimes::Kind::RwLock, l, site, "unlocks");
     let (reads, writing) = rw_holds(l);
     let n = if writing {
         set_rw_holds(l, 0, false);
@@ -408,8 +400,7 @@ macro_rules! lifetime_entry {
             if crate::memory::program_call(pc) {
                 let site = memory::site(pc);
                 memory::begin(site);
-                let ok = lifetimes::may_be_initialized(o as usize);
-                lifetimes::destroy($kind, o as usize, site, ok);
+                lifetimes::destroy($kind, o as usize, site);
                 return 0;
             }
             passed_on!(const_cstr!($name); fn(*mut $ty) -> c_int, o);
